@@ -1,0 +1,39 @@
+# Two commands on a fresh machine with Python 3.10+:  make demo  and  make test
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+DEMO_DB = build/demo.duckdb
+
+.PHONY: demo test bench sample clean
+
+$(BIN)/tracewh: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+## Ingest the sample traces into a fresh warehouse and answer the first questions.
+demo: $(BIN)/tracewh
+	@rm -f $(DEMO_DB)
+	$(BIN)/tracewh ingest sample_db/traces --db $(DEMO_DB)
+	$(BIN)/tracewh runs --db $(DEMO_DB)
+	$(BIN)/tracewh query gpu_kernel_summary --db $(DEMO_DB) --param rank=0 --max-rows 12
+	$(BIN)/tracewh query gpu_trace --db $(DEMO_DB) --param rank=0 --param window=0s/20ms --max-rows 12
+	$(BIN)/tracewh sql "SELECT rank, collective, count(*) AS ops, sum(dur_ns) AS nccl_ns FROM nccl_ops GROUP BY ALL ORDER BY ALL" --db $(DEMO_DB)
+
+## Run the test suite (real traces from ../shared/data are used when present).
+test: $(BIN)/tracewh
+	$(BIN)/python -m pytest
+
+## Benchmarks: print throughput, peak memory and ratios against a baseline.
+bench: $(BIN)/tracewh
+	$(BIN)/python bench/nsys_ingest.py
+
+## Rebuild sample_db/ with the project's generator.
+sample: $(BIN)/tracewh
+	rm -rf sample_db/traces sample_db/sample.duckdb
+	$(BIN)/tracewh generate nsys sample_db/traces --ranks 4 --iterations 6 --layers 4
+	$(BIN)/tracewh ingest sample_db/traces --db sample_db/sample.duckdb --quiet
+
+clean:
+	rm -rf build $(VENV)

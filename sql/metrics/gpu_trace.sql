@@ -1,0 +1,65 @@
+-- metric: gpu_trace
+-- version: 1
+-- summary: Every kernel, memcpy and memset, optionally in a time window, as nsys stats -r cuda_gpu_trace lists them
+-- unit: ns
+-- grain: run_id, rank, device_id, stream_id, start_ns
+-- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: nsys stats -r cuda_gpu_trace --filter-time
+--
+-- One row per GPU operation of the gpu_ops view, with the launch configuration of kernels,
+-- ordered by start time.
+-- Windows, like nsys: an operation is kept when it overlaps the window, bounds included
+-- (start <= window end and end >= window start), so operations cut by either edge are kept
+-- whole. This is what NVIDIA's recipe library does for --filter-time
+-- (nsys_recipe data_utils.filter_by_time_range: "retain only events that start or end within
+-- the given range", mask start <= end_time and end >= start_time).
+--   window    `4s420ms/35s390ms`, the nsys stats --filter-time text, relative to each source's
+--             start (sources.origin_ns); either side may be empty (`/2s`, `4s/`). Parsed in SQL
+--             by duration_ns(); text that is not a duration is an error. Sources without an
+--             origin (no session start) have no relative time and drop out of a window.
+--   start_ns, end_ns   UTC epoch ns bounds, same overlap rule; may be combined with window.
+-- start_rel_ns = start_ns - the source's origin_ns (nsys' Start column).
+-- Shell (window is a keyword, so quote it): SET VARIABLE "window" = '4s420ms/35s390ms';
+--   .read sql/metrics/gpu_trace.sql
+WITH window_text AS (
+    SELECT nullif(trim(split_part(w, '/', 1)), '') AS from_text,
+           nullif(trim(split_part(w, '/', 2)), '') AS to_text
+    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
+),
+window_rel AS (
+    -- duration_ns() raises an error naming text that is not a duration
+    SELECT duration_ns(from_text) AS from_ns, duration_ns(to_text) AS to_ns FROM window_text
+)
+SELECT
+    g.run_id,
+    g.rank,
+    g.start_ns,                          -- UTC epoch ns
+    g.start_ns - s.origin_ns AS start_rel_ns, -- ns since the source's start (nsys Start)
+    g.dur_ns,
+    g.end_ns,                            -- UTC epoch ns
+    g.correlation_id,
+    g.grid_x, g.grid_y, g.grid_z,
+    g.block_x, g.block_y, g.block_z,
+    g.registers_per_thread,
+    g.static_smem_bytes,
+    g.dynamic_smem_bytes,
+    g.bytes,                             -- memcpy / memset size
+    CASE WHEN g.dur_ns > 0 THEN g.bytes * 1e9 / g.dur_ns END AS throughput_bytes_per_s,
+    g.src_kind,                          -- memcpy source memory kind (memset: its memory kind)
+    g.dst_kind,
+    g.device_id,
+    g.context_id,
+    g.stream_id,
+    g.name,                              -- kernel name, or [CUDA memcpy Host-to-Device] / [CUDA memset]
+    g.op,                                -- kernel | memcpy | memset
+    g.kind                               -- compute | comm | sync | other | memcpy | memset
+FROM gpu_ops g
+LEFT JOIN sources s ON s.file_id = g.file_id
+CROSS JOIN window_rel w
+WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+  AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+  AND (w.from_ns IS NULL OR g.end_ns >= s.origin_ns + w.from_ns)
+  AND (w.to_ns IS NULL OR g.start_ns <= s.origin_ns + w.to_ns)
+  AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+  AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+ORDER BY g.start_ns, g.run_id, g.rank, g.device_id, g.stream_id, g.end_ns, g.name;

@@ -1,0 +1,13 @@
+-- Remove every row of one source (variable file_id) from the stored tables.
+DELETE FROM store.kernels WHERE file_id = getvariable('file_id');
+DELETE FROM store.memcpy WHERE file_id = getvariable('file_id');
+DELETE FROM store.memset WHERE file_id = getvariable('file_id');
+DELETE FROM store.cuda_api WHERE file_id = getvariable('file_id');
+DELETE FROM store.cpu_ops WHERE file_id = getvariable('file_id');
+DELETE FROM store.nvtx_ranges WHERE file_id = getvariable('file_id');
+DELETE FROM store.nccl_ops WHERE file_id = getvariable('file_id');
+DELETE FROM store.devices WHERE file_id = getvariable('file_id');
+DELETE FROM store.ranks WHERE file_id = getvariable('file_id');
+DELETE FROM store.sources WHERE file_id = getvariable('file_id');
+-- A run left without sources goes too.
+DELETE FROM store.runs WHERE run_id NOT IN (SELECT run_id FROM store.sources);

@@ -1,0 +1,8 @@
+-- Event rows stored for one source (variable file_id): what store.sources.rows records.
+SELECT (SELECT count(*) FROM store.kernels WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.memcpy WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.memset WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.cuda_api WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.cpu_ops WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.nvtx_ranges WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.nccl_ops WHERE file_id = getvariable('file_id'));

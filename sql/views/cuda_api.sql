@@ -1,0 +1,17 @@
+-- CUDA runtime and driver API calls on the host.
+CREATE OR REPLACE VIEW cuda_api AS
+SELECT
+    run_id,
+    rank,
+    file_id,
+    pid,
+    tid,
+    start_ns,
+    end_ns,
+    end_ns - start_ns AS dur_ns,
+    name,             -- without the _vNNNN suffix
+    api_kind,         -- runtime | driver
+    correlation_id,   -- links to kernels/memcpy/memset on (file_id, pid, correlation_id)
+    return_value,
+    iteration
+FROM store.cuda_api;

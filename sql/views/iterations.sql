@@ -1,0 +1,25 @@
+-- Training iterations per rank, from host ranges named ProfilerStep#N (or step/iteration N).
+-- First and last steps are flagged, not dropped: profilers often cut them short.
+CREATE OR REPLACE VIEW iterations AS
+WITH steps AS (
+    SELECT run_id, rank, file_id, pid, tid, iteration_number(name) AS iteration, name,
+           start_ns, end_ns
+    FROM store.nvtx_ranges
+    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND iteration_number(name) IS NOT NULL
+)
+SELECT
+    run_id,
+    rank,
+    file_id,
+    iteration,          -- the N of ProfilerStep#N
+    name,
+    pid,
+    tid,
+    start_ns,
+    end_ns,
+    end_ns - start_ns AS dur_ns,
+    iteration = min(iteration) OVER w AS is_first,
+    iteration = max(iteration) OVER w AS is_last,
+    end_ns IS NULL AS is_partial  -- the range never ended inside the capture
+FROM steps
+WINDOW w AS (PARTITION BY run_id, rank);

@@ -1,0 +1,24 @@
+-- One row per GPU kernel execution.
+CREATE OR REPLACE VIEW kernels AS
+SELECT
+    run_id,
+    rank,
+    file_id,
+    pid,
+    device_id,
+    stream_id,
+    start_ns,                 -- UTC epoch ns
+    end_ns,                   -- UTC epoch ns
+    end_ns - start_ns AS dur_ns,
+    name,                     -- demangled name
+    short_name,               -- base name
+    kernel_kind(name) AS kind, -- compute | comm | sync | other
+    correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
+    grid_x, grid_y, grid_z,
+    block_x, block_y, block_z,
+    registers_per_thread,
+    static_smem_bytes,
+    dynamic_smem_bytes,
+    graph_node_id,
+    iteration                 -- iteration of the CPU call that launched it
+FROM store.kernels;

@@ -1,0 +1,18 @@
+-- One row per memset on the GPU.
+CREATE OR REPLACE VIEW memset AS
+SELECT
+    run_id,
+    rank,
+    file_id,
+    pid,
+    device_id,
+    stream_id,
+    start_ns,
+    end_ns,
+    end_ns - start_ns AS dur_ns,
+    bytes,
+    value,
+    mem_kind,
+    correlation_id,
+    iteration
+FROM store.memset;

@@ -1,0 +1,34 @@
+-- One row per collective or point-to-point operation on a rank, with the GPU kernel's times.
+CREATE OR REPLACE VIEW nccl_ops AS
+SELECT
+    run_id,
+    rank,
+    file_id,
+    pid,
+    device_id,
+    stream_id,
+    start_ns,            -- the NCCL kernel's start, UTC epoch ns
+    end_ns,
+    end_ns - start_ns AS dur_ns,
+    collective,          -- AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Send, Recv, SendRecv
+    algorithm,           -- RING, TREE, ...
+    protocol,            -- LL, LL128, SIMPLE
+    dtype,
+    reduce_op,
+    in_bytes,
+    out_bytes,
+    full_bytes,          -- nccl-tests size (AllGather: output size)
+    group_size,
+    pg_name,
+    pg_desc,
+    pg_ranks,
+    seq,
+    comm_id,
+    peer,
+    op_key,              -- equal across ranks for the same collective
+    kernel_name,
+    api_name,            -- NCCL API range that launched it (nsys)
+    collective_source,   -- nvtx | args | kernel_name
+    correlation_id,
+    iteration
+FROM store.nccl_ops;

@@ -1,0 +1,21 @@
+-- NVTX ranges and marks (nsys), and user annotations (Kineto, domain 'torch').
+CREATE OR REPLACE VIEW nvtx_ranges AS
+SELECT
+    run_id,
+    rank,
+    file_id,
+    range_id,          -- unique within file_id
+    pid,
+    tid,
+    start_ns,
+    end_ns,            -- NULL for marks
+    end_ns - start_ns AS dur_ns,
+    domain,            -- NULL = default domain
+    name,
+    kind,              -- push_pop | start_end | mark | annotation | gpu_annotation
+    depth,             -- 0 = outermost on its thread
+    parent_id,         -- range_id of the tightest enclosing range on the same thread
+    category,
+    color,
+    payload
+FROM store.nvtx_ranges;

@@ -1,0 +1,366 @@
+"""The `tracewh` command line: ingest traces, query metrics, look around the warehouse."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import __version__
+from .errors import TracewhError
+from .output import Format, write
+from .warehouse import connect, default_db_path, query_arrow
+
+app = typer.Typer(
+    help="A SQL-first warehouse for distributed-training profiles (Nsight Systems, PyTorch profiler).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+metrics_app = typer.Typer(help="List, show and check the metric catalogue.", no_args_is_help=True)
+app.add_typer(metrics_app, name="metrics")
+generate_app = typer.Typer(help="Write synthetic traces whose true numbers are known.",
+                           no_args_is_help=True)
+app.add_typer(generate_app, name="generate")
+
+err = Console(stderr=True)
+
+DbOption = Annotated[
+    Optional[Path],
+    typer.Option("--db", help="Warehouse file [default: ./tracewh.duckdb or $TRACEWH_DB]",
+                 dir_okay=False),
+]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
+OutputOption = Annotated[
+    Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout")
+]
+MaxRowsOption = Annotated[int, typer.Option(help="Rows shown by --format table")]
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[red]Error:[/red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _db(db: Path | None) -> Path:
+    return db if db is not None else default_db_path()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit")] = False,
+) -> None:
+    if version:
+        print(f"tracewh {__version__}")
+        raise typer.Exit()
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Trace files or directories (searched recursively)")],
+    db: DbOption = None,
+    run: Annotated[Optional[str], typer.Option(help="Put every file in this run")] = None,
+    rank_map: Annotated[
+        Optional[list[str]],
+        typer.Option("--rank-map", help="FILE_GLOB=RANK, or FILE_GLOB:PID=RANK for a report "
+                     "holding several processes; repeatable"),
+    ] = None,
+    replace: Annotated[bool, typer.Option(help="Re-ingest files already in the warehouse")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
+) -> None:
+    """Load Nsight Systems SQLite exports (and .nsys-rep reports) into the warehouse.
+
+    Each file is one transaction: a bad file is reported on one line and leaves the warehouse
+    as it was; the same file again adds nothing.
+
+    Example:
+
+        tracewh ingest runs/ --db job.duckdb
+    """
+    from .ingest import ingest_paths
+    from .ingest.discover import parse_rank_map
+
+    try:
+        rules = parse_rank_map(rank_map or [])
+        con = connect(_db(db))
+    except TracewhError as exc:
+        _fail(str(exc))
+    started = time.perf_counter()
+    progress = Progress(
+        TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[mb]:.1f} MB"), TimeElapsedColumn(),
+        console=err, disable=quiet or not err.is_terminal, transient=True,
+    )
+    task = progress.add_task("ingest", total=0, mb=0.0)
+    results = []
+
+    def on_start(candidates):
+        progress.update(task, total=len(candidates))
+
+    def on_file(result):
+        results.append(result)
+        if result.status == "failed":
+            progress.console.print(f"[red]Error:[/red] {result.message}", highlight=False,
+                                   soft_wrap=True)
+        elif result.status == "skipped" and not quiet:
+            progress.console.print(f"skipped {result.message}", highlight=False, soft_wrap=True)
+        if result.run_id is not None or result.status != "failed":
+            progress.update(task, advance=1, mb=progress.tasks[0].fields["mb"] + result.bytes / 1e6)
+
+    with progress:
+        ingest_paths(con, paths, run=run, rank_rules=rules, replace=replace,
+                     on_file=on_file, on_start=on_start)
+    con.close()
+    _summarize(results, time.perf_counter() - started, quiet)
+    if any(r.status == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+def _summarize(results, seconds: float, quiet: bool) -> None:
+    loaded = [r for r in results if r.status in ("ingested", "replaced")]
+    failed = [r for r in results if r.status == "failed"]
+    skipped = [r for r in results if r.status == "skipped"]
+    rows = sum(r.rows for r in loaded)
+    megabytes = sum(r.bytes for r in loaded) / 1e6
+    runs = sorted({r.run_id for r in loaded if r.run_id})
+    if quiet and not failed:
+        return
+    parts = [f"ingested {len(loaded)} file(s), {rows:,} rows, {megabytes:.1f} MB in {seconds:.1f} s"]
+    if skipped:
+        parts.append(f"{len(skipped)} already present")
+    if failed:
+        parts.append(f"{len(failed)} failed")
+    err.print("; ".join(parts), highlight=False)
+    if runs:
+        err.print("runs: " + ", ".join(runs), highlight=False, soft_wrap=True)
+
+
+@app.command()
+def query(
+    metric: Annotated[str, typer.Argument(help="Metric name (see 'tracewh metrics list') or a .sql file")],
+    param: Annotated[
+        Optional[list[str]], typer.Option("--param", "-p", help="NAME=VALUE; repeatable")
+    ] = None,
+    db: DbOption = None,
+    fmt: FormatOption = Format.table,
+    output: OutputOption = None,
+    max_rows: MaxRowsOption = 100,
+) -> None:
+    """Run a metric over the warehouse.
+
+    Example:
+
+        tracewh query gpu_kernel_summary --param rank=0 --format csv
+    """
+    from .metrics import find_metric, run_metric
+
+    try:
+        params = _parse_params(param or [])
+        chosen = find_metric(metric)
+        con = connect(_db(db), read_only=True)
+        result = run_metric(con, chosen, params)
+        write(result, fmt, output, max_rows, err)
+    except (TracewhError, ValueError) as exc:
+        _fail(str(exc))
+
+
+def _parse_params(specs: list[str]) -> dict[str, str]:
+    params = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name.strip():
+            raise TracewhError(f"--param {spec!r}: expected NAME=VALUE")
+        params[name.strip()] = value
+    return params
+
+
+@app.command()
+def sql(
+    statement: Annotated[str, typer.Argument(help="One SQL query over the views")],
+    db: DbOption = None,
+    fmt: FormatOption = Format.table,
+    output: OutputOption = None,
+    max_rows: MaxRowsOption = 100,
+) -> None:
+    """Run an ad-hoc SQL query on a read-only connection.
+
+    Example:
+
+        tracewh sql "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
+    """
+    import duckdb
+
+    try:
+        con = connect(_db(db), read_only=True)
+        result = query_arrow(con, statement)
+        write(result, fmt, output, max_rows, err)
+    except (TracewhError, ValueError) as exc:
+        _fail(str(exc))
+    except duckdb.Error as exc:
+        _fail(str(exc).splitlines()[0])
+
+
+@app.command()
+def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None) -> None:
+    """List the runs in the warehouse, with their ranks and sources."""
+    try:
+        con = connect(_db(db), read_only=True)
+        result = query_arrow(con,
+            "SELECT r.run_id, r.world_size AS ranks, r.sources, "
+            "(SELECT count(*) FROM kernels k WHERE k.run_id = r.run_id) AS kernels, "
+            "(SELECT count(*) FROM nccl_ops n WHERE n.run_id = r.run_id) AS nccl_ops, "
+            "(SELECT string_agg(DISTINCT s.format, ', ') FROM sources s WHERE s.run_id = r.run_id) AS formats "
+            "FROM runs r ORDER BY r.run_id")
+        write(result, fmt, output, 10_000, err)
+    except TracewhError as exc:
+        _fail(str(exc))
+
+
+@app.command()
+def remove(
+    db: DbOption = None,
+    source: Annotated[Optional[list[str]], typer.Option(help="A file_id or path; repeatable")] = None,
+    run: Annotated[Optional[list[str]], typer.Option(help="A run name; repeatable")] = None,
+) -> None:
+    """Remove sources or whole runs, and exactly their rows.
+
+    Example:
+
+        tracewh remove --run param/dlrm_kineto
+    """
+    from .ingest import remove_source
+
+    if not source and not run:
+        _fail("say what to remove: --source FILE_ID_OR_PATH or --run NAME")
+    try:
+        con = connect(_db(db))
+        ids = []
+        for item in source or []:
+            found = con.execute(
+                "SELECT file_id FROM store.sources WHERE CAST(file_id AS VARCHAR) = ? OR path = ?",
+                [item, str(Path(item).resolve()) if not item.isdigit() else item]).fetchall()
+            if not found:
+                _fail(f"no source {item!r} in the warehouse - see 'tracewh sql \"SELECT * FROM sources\"'")
+            ids += [f for (f,) in found]
+        for name in run or []:
+            found = con.execute("SELECT file_id FROM store.sources WHERE run_id = ?", [name]).fetchall()
+            if not found:
+                _fail(f"no run {name!r} in the warehouse - see 'tracewh runs'")
+            ids += [f for (f,) in found]
+        con.execute("BEGIN TRANSACTION")
+        for file_id in sorted(set(ids)):
+            remove_source(con, file_id)
+        con.execute("COMMIT")
+        err.print(f"removed {len(set(ids))} source(s)")
+    except TracewhError as exc:
+        _fail(str(exc))
+
+
+@app.command()
+def shell(
+    db: DbOption = None,
+    write_access: Annotated[bool, typer.Option("--write", help="Open read-write")] = False,
+) -> None:
+    """Open the DuckDB shell on the warehouse (needs the `duckdb` CLI on PATH)."""
+    path = _db(db)
+    try:
+        connect(path, read_only=True).close()  # create/upgrade views before the shell sees them
+    except TracewhError as exc:
+        _fail(str(exc))
+    duckdb_cli = shutil.which("duckdb")
+    if duckdb_cli is None:
+        _fail("the DuckDB shell is not on PATH - install it with 'pip install duckdb-cli' "
+              "(1.4 or newer reads tracewh warehouses)")
+    args = [duckdb_cli, str(path)] if write_access else [duckdb_cli, "-readonly", str(path)]
+    sys.stdout.flush()
+    os.execv(duckdb_cli, args)
+
+
+@metrics_app.command("list")
+def metrics_list(fmt: FormatOption = Format.table, output: OutputOption = None) -> None:
+    """List every metric with its version and summary."""
+    import pyarrow as pa
+
+    from .metrics import list_metrics
+
+    try:
+        found = list_metrics()
+    except TracewhError as exc:
+        _fail(str(exc))
+    table = pa.table({
+        "metric": [m.name for m in found],
+        "version": [m.version for m in found],
+        "grain": [m.grain for m in found],
+        "params": [", ".join(p.name for p in m.params) for m in found],
+        "summary": [m.summary for m in found],
+    })
+    write(table, fmt, output, 10_000, err)
+
+
+@metrics_app.command("show")
+def metrics_show(name: Annotated[str, typer.Argument(help="Metric name or .sql file")]) -> None:
+    """Print a metric's file: its header and its SQL."""
+    from .metrics import find_metric
+
+    try:
+        print(find_metric(name).path.read_text(), end="")
+    except TracewhError as exc:
+        _fail(str(exc))
+
+
+@metrics_app.command("check")
+def metrics_check() -> None:
+    """Check every metric file and the lock: a changed metric must raise its version."""
+    from .metrics import check_lock, list_metrics
+
+    try:
+        list_metrics()
+        problems = check_lock()
+    except TracewhError as exc:
+        _fail(str(exc))
+    for problem in problems:
+        err.print(problem, highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(1)
+    err.print("all metrics parse and match the lock")
+
+
+@metrics_app.command("lock")
+def metrics_lock() -> None:
+    """Record new (metric, version) pairs in sql/metrics.lock."""
+    from .metrics import update_lock
+
+    try:
+        for line in update_lock():
+            err.print(line, highlight=False)
+    except TracewhError as exc:
+        _fail(str(exc))
+
+
+@generate_app.command("nsys")
+def generate_nsys(
+    out: Annotated[Path, typer.Argument(help="Directory to write the .sqlite files into")],
+    ranks: Annotated[int, typer.Option(help="World size")] = 4,
+    ranks_per_file: Annotated[int, typer.Option(help="Processes per report")] = 1,
+    iterations: Annotated[int, typer.Option(help="Training iterations")] = 5,
+    layers: Annotated[int, typer.Option(help="Model layers (kernels per iteration scale with it)")] = 4,
+    seed: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Write an nsys SQLite export per rank for a synthetic job with known true numbers."""
+    from .generate.nsys import JobSpec, generate_job
+
+    truth = generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
+                                      iterations=iterations, layers=layers, seed=seed))
+    for path in truth.files:
+        err.print(f"wrote {path}", highlight=False)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,20 @@
+"""Errors a user can act on: one line, naming the object and what to do."""
+
+
+class TracewhError(Exception):
+    """A failure to report as one line, without a traceback."""
+
+
+class IngestError(TracewhError):
+    """A file could not be ingested; the warehouse is unchanged for that file."""
+
+    def __init__(self, path, problem: str, hint: str = ""):
+        self.path = str(path)
+        self.problem = problem
+        self.hint = hint
+        text = f"{self.path}: {problem}"
+        super().__init__(f"{text} - {hint}" if hint else text)
+
+
+class WarehouseBusy(TracewhError):
+    pass

@@ -1,0 +1,149 @@
+"""Find trace files under the paths given to `ingest`, and name the run each belongs to."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import IngestError, TracewhError
+
+NSYS_SQLITE = "nsys-sqlite"
+NSYS_REPORT = "nsys-rep"
+KINETO_JSON = "kineto-json"
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_CARD_KEY = re.compile(r"^workload\s*:", re.M)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    format: str
+    run_id: str
+    run_root: Path
+
+
+def file_format(path: Path) -> str | None:
+    """The format a file's name (and for SQLite, its first bytes) says it is; None to skip."""
+    name = path.name.lower()
+    if name.endswith(".nsys-rep") or name.endswith(".qdrep"):
+        return NSYS_REPORT
+    if name.endswith((".json", ".json.gz")):
+        return KINETO_JSON
+    if name.endswith((".sqlite", ".sqlite3", ".db")):
+        return NSYS_SQLITE
+    try:
+        with path.open("rb") as handle:
+            if handle.read(16) == _SQLITE_MAGIC:
+                return NSYS_SQLITE
+    except OSError:
+        return None
+    return None
+
+
+def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate], list[IngestError]]:
+    """Files to ingest (directories searched recursively, in path order) and paths that fail."""
+    found: list[Candidate] = []
+    errors: list[IngestError] = []
+    for given in paths:
+        if not given.exists():
+            errors.append(IngestError(given, "no such file or directory"))
+            continue
+        if given.is_dir():
+            files = sorted(p for p in given.rglob("*") if p.is_file() and file_format(p))
+            root = given
+        else:
+            files = [given]
+            root = given.parent
+        for path in _prefer_exports(files):
+            fmt = file_format(path)
+            if fmt is None:
+                errors.append(IngestError(path, "not a known trace format",
+                                          "give .sqlite (nsys export), .nsys-rep or Kineto .json[.gz]"))
+                continue
+            run_id, run_root = run_identity(path, root, run)
+            found.append(Candidate(path.resolve(), fmt, run_id, run_root))
+    return found, errors
+
+
+def _prefer_exports(files: list[Path]) -> list[Path]:
+    """Drop a .nsys-rep whose SQLite export lies beside it: the export is what gets ingested."""
+    exported = {p.with_suffix("") for p in files if p.suffix == ".sqlite"}
+    return [p for p in files if not (p.suffix in (".nsys-rep", ".qdrep") and p.with_suffix("") in exported)]
+
+
+def run_identity(path: Path, root: Path, explicit: str | None) -> tuple[str, Path]:
+    """The run a file belongs to (DESIGN section 4): --run; the directory of a workload card at
+    or above the file; else the file's directory, named by its path below the ingest root."""
+    directory = path.parent
+    if explicit:
+        return explicit, directory
+    card_dir = workload_card_dir(directory, stop=root.parent)
+    if card_dir is not None:
+        directory = card_dir
+    try:
+        relative = directory.resolve().relative_to(root.resolve())
+        name = relative.as_posix()
+    except ValueError:
+        name = ""
+    if name in ("", "."):
+        name = directory.resolve().name or "run"
+    return name, directory
+
+
+def workload_card_dir(directory: Path, stop: Path) -> Path | None:
+    """The nearest directory at or above `directory` (not above `stop`) holding a workload card:
+    a YAML file with a top-level `workload:` key (CCL-Bench layout)."""
+    current = directory.resolve()
+    stop = stop.resolve()
+    while True:
+        for card in sorted(current.glob("*.yaml")) + sorted(current.glob("*.yml")):
+            try:
+                if _CARD_KEY.search(card.read_text(errors="replace")):
+                    return current
+            except OSError:
+                continue
+        if current == stop or current.parent == current:
+            return None
+        current = current.parent
+
+
+@dataclass(frozen=True)
+class RankRule:
+    pattern: str          # a glob matched against the file's name and its full path
+    pid: int | None       # for a report holding several processes
+    rank: int
+
+
+def parse_rank_map(specs: list[str]) -> list[RankRule]:
+    """`--rank-map GLOB=RANK` or `GLOB:PID=RANK`, repeatable."""
+    rules = []
+    for spec in specs:
+        key, sep, rank = spec.rpartition("=")
+        if not sep or not key or not rank.strip().isdigit():
+            raise TracewhError(f"--rank-map {spec!r}: expected FILE_GLOB=RANK or FILE_GLOB:PID=RANK")
+        pattern, colon, pid = key.rpartition(":")
+        if colon and pid.isdigit():
+            rules.append(RankRule(pattern, int(pid), int(rank)))
+        else:
+            rules.append(RankRule(key, None, int(rank)))
+    return rules
+
+
+def rank_from_map(rules: list[RankRule], path: Path, pid: int | None, single: bool) -> int | None:
+    for rule in rules:
+        if not (fnmatch.fnmatch(path.name, rule.pattern) or fnmatch.fnmatch(str(path), rule.pattern)):
+            continue
+        if rule.pid is None and single or rule.pid is not None and rule.pid == pid:
+            return rule.rank
+    return None
+
+
+_FILENAME_RANK = re.compile(r"(?:^|[^a-z])(?:rank|worker)[-_]?(\d+)", re.I)
+
+
+def rank_from_filename(path: Path) -> int | None:
+    match = _FILENAME_RANK.search(path.name)
+    return int(match.group(1)) if match else None

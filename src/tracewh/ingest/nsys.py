@@ -1,0 +1,269 @@
+"""Decode an Nsight Systems SQLite export into DuckDB staging tables.
+
+nsys creates tables lazily and its columns changed across versions (reference/nsys_schema.md),
+so every table is probed: a missing table stages as empty, a missing column as NULL. The big
+tables are streamed through the ADBC SQLite driver as Arrow batches; all joins and the mapping
+to the warehouse model live in sql/ingest/nsys/.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+import adbc_driver_sqlite.dbapi as adbc
+import duckdb
+
+from ..errors import IngestError
+from .discover import RankRule, rank_from_filename, rank_from_map
+from .sqlscript import run_folder, set_variables
+
+INT, TEXT = "BIGINT", "VARCHAR"
+
+# staging name -> (nsys table, {column: DuckDB type}); only what the warehouse model uses.
+_GPU_COMMON = {
+    "start": INT, "end": INT, "deviceId": INT, "contextId": INT, "streamId": INT,
+    "correlationId": INT, "globalPid": INT,
+}
+TABLES: dict[str, tuple[str, dict[str, str]]] = {
+    "strings": ("StringIds", {"id": INT, "value": TEXT}),
+    "kernel": ("CUPTI_ACTIVITY_KIND_KERNEL", {
+        **_GPU_COMMON, "demangledName": INT, "shortName": INT,
+        "gridX": INT, "gridY": INT, "gridZ": INT, "blockX": INT, "blockY": INT, "blockZ": INT,
+        "registersPerThread": INT, "staticSharedMemory": INT, "dynamicSharedMemory": INT,
+        "graphNodeId": INT,
+    }),
+    "memcpy": ("CUPTI_ACTIVITY_KIND_MEMCPY", {
+        **_GPU_COMMON, "bytes": INT, "copyKind": INT, "srcKind": INT, "dstKind": INT,
+    }),
+    "memset": ("CUPTI_ACTIVITY_KIND_MEMSET", {
+        **_GPU_COMMON, "value": INT, "bytes": INT, "memKind": INT,
+    }),
+    "runtime": ("CUPTI_ACTIVITY_KIND_RUNTIME", {
+        "start": INT, "end": INT, "eventClass": INT, "globalTid": INT, "correlationId": INT,
+        "nameId": INT, "returnValue": INT,
+    }),
+    "nvtx": ("NVTX_EVENTS", {
+        "rowid": INT, "start": INT, "end": INT, "eventType": INT, "rangeId": INT,
+        "category": INT, "color": INT, "text": TEXT, "globalTid": INT, "endGlobalTid": INT,
+        "textId": INT, "domainId": INT,
+    }),
+    "gpu": ("TARGET_INFO_GPU", {
+        "id": INT, "name": TEXT, "busLocation": TEXT, "totalMemory": INT, "smCount": INT,
+        "computeMajor": INT, "computeMinor": INT, "uuid": TEXT,
+    }),
+}
+# Tables whose presence marks a file as an nsys export (the 2021 export has only some).
+_NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "ThreadNames", "TARGET_INFO_GPU"}
+_ENV_RANK = re.compile(r"(?:^|[;\s])(?:RANK|SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK)=(\d+)")
+
+
+@dataclass
+class ExportInfo:
+    """What the small metadata tables of one export say."""
+
+    tables: set[str]
+    product_version: str | None = None
+    schema_version: str | None = None
+    utc_epoch_ns: int | None = None
+    time_shift_ns: int = 0
+    time_normalized: bool = False
+    host: str | None = None
+    env_rank: int | None = None
+    mpi_ranks: dict[int, int] = field(default_factory=dict)  # OS pid -> rank
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def tool_version(self) -> str:
+        return self.product_version or "unknown (<2022)"
+
+    @property
+    def origin_ns(self) -> int:
+        """What to add to an event time to get UTC epoch ns (0 when there is no anchor)."""
+        if self.utc_epoch_ns is None:
+            return 0
+        return self.utc_epoch_ns - self.time_shift_ns
+
+
+def read_export_info(path: Path) -> ExportInfo:
+    """Probe the file: an SQLite database, written by nsys, and what its metadata says."""
+    try:
+        con = sqlite3.connect(f"{_uri(path)}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            return _export_info(con, tables)
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise IngestError(path, f"not a readable SQLite database ({exc})",
+                          "re-export it with 'nsys export --type sqlite'") from None
+
+
+def _export_info(con: sqlite3.Connection, tables: set[str]) -> ExportInfo:
+    if "StringIds" not in tables or not tables & (_NSYS_MARKERS - {"StringIds"}):
+        raise IngestError("", "an SQLite database but not an Nsight Systems export (no StringIds "
+                          "or CUPTI tables)", "give 'nsys export --type sqlite' output")
+    info = ExportInfo(tables=tables)
+    meta = {}
+    for table in ("META_DATA_EXPORT", "EXPORT_META_DATA"):  # renamed in 2023.3
+        if table in tables:
+            meta.update(dict(con.execute(f'SELECT name, value FROM "{table}"').fetchall()))
+    info.product_version = meta.get("EXPORT_PRODUCT_VERSION")
+    info.schema_version = meta.get("EXPORT_SCHEMA_VERSION")
+    shift = meta.get("EXPORT_PARAM_TIME_SHIFT") or meta.get("EXPORT_CONFIG_TIME_SHIFT") or "0"
+    info.time_shift_ns = int(shift) if shift.lstrip("-").isdigit() else 0
+    info.time_normalized = meta.get("EXPORT_PARAM_TIME_NORMALIZE", "false").lower() == "true"
+    if "TARGET_INFO_SESSION_START_TIME" in tables:
+        row = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
+        info.utc_epoch_ns = row[0] if row else None
+    if info.utc_epoch_ns is None:
+        info.warnings.append("no UTC anchor (TARGET_INFO_SESSION_START_TIME): times are "
+                             "session-relative ns")
+    if info.time_normalized:
+        info.warnings.append("exported with --ts-normalize: UTC times are approximate")
+    env = []
+    if "TARGET_INFO_SYSTEM_ENV" in tables:
+        rows = dict(con.execute(
+            "SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
+            "('Hostname', 'DeviceEnvironment')").fetchall())
+        info.host = rows.get("Hostname")
+        env.append(rows.get("DeviceEnvironment") or "")
+    if "META_DATA_CAPTURE" in tables:
+        env += [v for (v,) in con.execute(
+            "SELECT value FROM META_DATA_CAPTURE WHERE name LIKE '%ENVIRONMENT_VARIABLE'")]
+    for text in env:
+        match = _ENV_RANK.search(text)
+        if match:
+            info.env_rank = int(match.group(1))
+            break
+    if "MPI_RANKS" in tables:
+        info.mpi_ranks = {
+            pid: rank for pid, rank in con.execute(
+                "SELECT (globalTid >> 24) & 16777215, rank FROM MPI_RANKS")
+        }
+    return info
+
+
+def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
+    """Create temp tables _nsys_<name> holding the columns of TABLES, from the file."""
+    reader = adbc.connect(f"{_uri(path)}?mode=ro")
+    try:
+        for name, (table, columns) in TABLES.items():
+            target = f"_nsys_{name}"
+            ddl = ", ".join(f'"{c}" {t}' for c, t in columns.items())
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {target} ({ddl})")
+            if table not in info.tables:
+                continue
+            present = _columns(reader, table)
+            select = ", ".join(
+                f'"{c}"' if c in present or c == "rowid" else f"NULL AS \"{c}\"" for c in columns
+            )
+            cursor = reader.cursor()
+            try:
+                cursor.execute(_typed_select(table, select, columns))
+                batches = cursor.fetch_record_batch()
+                con.register("_nsys_batches", batches)
+                # Drop the typing sentinel row (see _typed_select).
+                con.execute(
+                    f"INSERT INTO {target} SELECT * EXCLUDE (_real) FROM _nsys_batches WHERE _real = 1"
+                )
+                con.unregister("_nsys_batches")
+            finally:
+                cursor.close()
+    except (adbc.Error, duckdb.Error) as exc:
+        raise IngestError(path, f"cannot read the export: {_first_line(exc)}",
+                          "the file may be truncated or corrupt; re-export it") from None
+    finally:
+        reader.close()
+
+
+def _typed_select(table: str, select: str, columns: dict[str, str]) -> str:
+    # ADBC types each Arrow column from the first rows it sees, and fails when a TEXT value
+    # follows a run of NULLs. A first row of typed dummy values fixes every column's type.
+    sentinel = ", ".join("''" if t == TEXT else "0" for t in columns.values())
+    return f'SELECT 0 AS _real, {sentinel} UNION ALL SELECT 1, {select} FROM "{table}"'
+
+
+def _columns(reader, table: str) -> set[str]:
+    cursor = reader.cursor()
+    try:
+        cursor.execute(f"SELECT name FROM pragma_table_info('{table}')")
+        return {row[0] for row in cursor.fetchall()}
+    finally:
+        cursor.close()
+
+
+def _uri(path: Path) -> str:
+    return "file:" + quote(str(Path(path).resolve()))
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, file_id: int,
+         rules: list[RankRule]) -> ExportInfo:
+    """Stage one export and write it into the stored tables (inside the caller's transaction)."""
+    info = read_export_info_named(path)
+    stage(con, path, info)
+    assign_ranks(con, path, info, run_id, rules)
+    set_variables(con, run_id=run_id, file_id=file_id, origin_ns=info.origin_ns)
+    run_folder(con, "ingest/nsys")
+    for name in [*TABLES, "ranks"]:
+        con.execute(f"DROP TABLE IF EXISTS temp._nsys_{name}")
+    return info
+
+
+def read_export_info_named(path: Path) -> ExportInfo:
+    try:
+        return read_export_info(path)
+    except IngestError as exc:
+        if not exc.path:
+            raise IngestError(path, exc.problem, exc.hint) from None
+        raise
+
+
+def assign_ranks(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, run_id: str,
+                 rules: list[RankRule]) -> None:
+    """One rank per process with CUDA activity, trusted in the order of DESIGN section 4:
+    --rank-map, MPI_RANKS, RANK= in the captured environment, the file name, process order."""
+    processes = con.execute("""
+        SELECT (gpid >> 24) & 16777215 AS pid, max(gpid) FROM (
+            SELECT DISTINCT globalPid AS gpid FROM _nsys_kernel
+            UNION ALL SELECT DISTINCT globalPid FROM _nsys_memcpy
+            UNION ALL SELECT DISTINCT globalPid FROM _nsys_memset
+            UNION ALL SELECT DISTINCT (globalTid >> 24) << 24 FROM _nsys_runtime)
+        GROUP BY pid ORDER BY pid""").fetchall()
+    pids = [pid for pid, _ in processes]
+    global_pids = dict(processes)
+    if not pids:
+        raise IngestError(path, "empty trace: no kernels, memory operations or CUDA API calls",
+                          "profile with --trace=cuda and export again")
+    single = len(pids) == 1
+    taken = dict(con.execute(
+        "SELECT k.rank, s.path FROM store.ranks k JOIN store.sources s USING (file_id) "
+        "WHERE k.run_id = ?", [run_id]).fetchall())
+    next_free = max(taken, default=-1) + 1
+    rows = []
+    for index, pid in enumerate(pids):
+        rank, source = rank_from_map(rules, path, pid, single), "rank-map"
+        if rank is None and pid in info.mpi_ranks:
+            rank, source = info.mpi_ranks[pid], "mpi"
+        if rank is None and single and info.env_rank is not None:
+            rank, source = info.env_rank, "env"
+        if rank is None and single and rank_from_filename(path) is not None:
+            rank, source = rank_from_filename(path), "filename"
+        if rank is None:
+            rank, source = next_free + index, "process-order"
+        if rank in taken:
+            raise IngestError(
+                path, f"rank {rank} (from {source}) is already taken in run {run_id!r} by {taken[rank]}",
+                "tell them apart with --rank-map FILE_GLOB=RANK or put them in different runs (--run)")
+        taken[rank] = str(path)
+        rows.append((pid, global_pids[pid], rank, source, info.host))
+    con.execute("CREATE OR REPLACE TEMP TABLE _nsys_ranks (pid BIGINT, global_pid BIGINT, "
+                "rank INTEGER, rank_source VARCHAR, host VARCHAR)")
+    con.executemany("INSERT INTO _nsys_ranks VALUES (?, ?, ?, ?, ?)", rows)

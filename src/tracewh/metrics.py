@@ -1,0 +1,486 @@
+"""Metrics: one read-only SELECT per file in sql/metrics, with a checked header and bound params.
+
+A metric file is a comment header, then one query over the public views (DESIGN section 7):
+
+    -- metric: gpu_kernel_summary          (must equal the file name)
+    -- version: 1                          (raise it whenever the query changes)
+    -- summary: one line
+    -- unit: ns                            (optional)
+    -- grain: run_id, rank, name
+    -- params: run (text, optional), rank (int, optional), top (int, default 0)   (or: none)
+    -- see: nsys stats -r cuda_gpu_kern_sum  (optional)
+    SELECT ...
+
+Header lines are `-- key: value` with one of the keys above; other leading comment lines are free
+text. The query reads its parameters with `getvariable('name')`, so the same file runs unchanged in
+the plain DuckDB shell after `SET VARIABLE name = ...`; the runner binds each declared parameter
+with a prepared `SET VARIABLE name = ?` and never pastes a value into SQL.
+
+The lock file (`sql/metrics.lock`) records every released (metric, version) with the SHA-256 of
+its normalized body (see `normalized_body`), so a query cannot change under the same version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from .errors import TracewhError
+from .resources import sql_dir
+from .warehouse import public_view_names
+
+REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params")
+OPTIONAL_KEYS = ("unit", "see")
+_HEADER_LINE = re.compile(r"^--\s*(%s):\s*(.*?)\s*$" % "|".join(REQUIRED_KEYS + OPTIONAL_KEYS))
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_PARAM = re.compile(
+    r"^(?P<name>[a-z_][a-z0-9_]*)\s*\(\s*(?P<type>\w+)\s*"
+    r"(?:,\s*(?:(?P<optional>optional)|default\s+(?P<default>.+?)))?\s*\)$"
+)
+# Statements and expressions a read-only query never contains, wherever they are nested.
+_FORBIDDEN = (exp.DML, exp.DDL, exp.Command, exp.Copy, exp.Attach, exp.Detach, exp.Install,
+              exp.Pragma, exp.Set, exp.Use, exp.Transaction, exp.Commit, exp.Kill, exp.Into)
+
+LOCK_NAME = "metrics.lock"
+LOCK_HEADER = """\
+# tracewh metrics lock: every released (metric, version) and the SHA-256 of its normalized body.
+# Columns: metric<TAB>version<TAB>sha256. Sorted; old versions stay. Never edit a line: change the
+# query, raise its `-- version:`, then run tracewh.metrics.update_lock().
+# Normalized body = the file without its leading comment header, trailing whitespace stripped from
+# each line, leading and trailing blank lines dropped, lines joined with a newline, UTF-8.
+"""
+
+
+class MetricError(TracewhError):
+    """A metric file is malformed, or a metric cannot run with the parameters given."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str  # text | int | float | bool
+    optional: bool  # True when it may be left unset (then getvariable() gives NULL)
+    default: object = None  # typed value used when the caller gives none
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    version: int
+    summary: str
+    unit: str | None
+    grain: tuple[str, ...]
+    params: tuple[Param, ...]
+    see: str | None
+    body: str  # the file after its header: the query, as written
+    path: Path
+
+    @property
+    def query(self) -> str:
+        """The body without its final semicolon, ready to wrap in a subquery."""
+        return _strip_terminator(self.body)
+
+    @property
+    def body_sha256(self) -> str:
+        return hashlib.sha256(normalized_body(self.body).encode()).hexdigest()
+
+
+# --- parameters -----------------------------------------------------------------------------
+
+def _parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "on"):
+        return True
+    if value in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(text)
+
+
+_TYPES = {"text": str, "int": int, "float": float, "bool": _parse_bool}
+
+
+def _convert(type_name: str, raw: object) -> object:
+    """The typed value of `raw` (ValueError if it does not parse as `type_name`)."""
+    text = str(raw)
+    return text if type_name == "text" else _TYPES[type_name](text.strip())
+
+
+def _parse_params(where: str, text: str) -> tuple[Param, ...]:
+    if text.strip().lower() == "none":
+        return ()
+    params: list[Param] = []
+    for item in _split_top_level(text):
+        match = _PARAM.match(item.strip())
+        if not match:
+            raise MetricError(
+                f"{where}: cannot read parameter {item.strip()!r} - "
+                "write `name (type)`, `name (type, optional)` or `name (type, default VALUE)`"
+            )
+        name, type_name = match["name"], match["type"].lower()
+        if type_name not in _TYPES:
+            raise MetricError(f"{where}: parameter {name} has type {type_name!r}; "
+                              f"use one of {', '.join(_TYPES)}")
+        if any(p.name == name for p in params):
+            raise MetricError(f"{where}: parameter {name} is declared twice")
+        default = None
+        if match["default"] is not None:
+            raw = match["default"].strip()
+            if type_name == "text" and len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+                raw = raw[1:-1]
+            try:
+                default = _convert(type_name, raw)
+            except ValueError:
+                raise MetricError(
+                    f"{where}: default of {name} ({raw!r}) is not a valid {type_name}") from None
+        optional = match["optional"] is not None or default is not None
+        params.append(Param(name, type_name, optional, default))
+    return tuple(params)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    return [part for part in parts + [current] if part.strip()]
+
+
+# --- loading and checking a file ------------------------------------------------------------
+
+def load_metric(path: str | Path) -> Metric:
+    """Read and check one metric file; MetricError says `FILE:LINE: what is wrong`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise MetricError(f"{path}: cannot read metric file: {exc.strerror}") from None
+    header, body_line = _read_header(path, text)
+    missing = [key for key in REQUIRED_KEYS if key not in header]
+    if missing:
+        raise MetricError(f"{path}:1: header lacks {', '.join(f'`-- {k}:`' for k in missing)}")
+
+    name, line = header["metric"]
+    if name != path.stem or not _NAME.match(name):
+        raise MetricError(f"{path}:{line}: metric is {name!r} but the file is {path.name}; "
+                          "the metric name must equal the file name (lowercase, digits, _)")
+    raw_version, line = header["version"]
+    if not raw_version.isdigit() or int(raw_version) < 1:
+        raise MetricError(f"{path}:{line}: version must be a positive integer, not {raw_version!r}")
+    raw_params, params_line = header["params"]
+    params = _parse_params(f"{path}:{params_line}", raw_params)
+    grain = tuple(col.strip() for col in header["grain"][0].split(",") if col.strip())
+    for key in ("summary", "grain"):
+        if not header[key][0]:
+            raise MetricError(f"{path}:{header[key][1]}: `-- {key}:` is empty")
+
+    body = "".join(text.splitlines(keepends=True)[body_line - 1:])
+    if not body.strip():
+        raise MetricError(f"{path}:{body_line}: no query after the header")
+    _check_query(path, text, body_line, {p.name for p in params}, params_line)
+    return Metric(
+        name=name,
+        version=int(raw_version),
+        summary=header["summary"][0],
+        unit=header.get("unit", (None,))[0] or None,
+        grain=grain,
+        params=params,
+        see=header.get("see", (None,))[0] or None,
+        body=body,
+        path=path,
+    )
+
+
+def _read_header(path: Path, text: str) -> tuple[dict[str, tuple[str, int]], int]:
+    """The `-- key: value` lines of the leading comment block, and the line the body starts on."""
+    header: dict[str, tuple[str, int]] = {}
+    lines = text.splitlines()
+    number = 0
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("--"):
+            return header, number
+        match = _HEADER_LINE.match(stripped)
+        if match:
+            key, value = match.groups()
+            if key in header:
+                raise MetricError(f"{path}:{number}: `-- {key}:` appears twice "
+                                  f"(first on line {header[key][1]})")
+            header[key] = (value, number)
+    return header, number + 1
+
+
+def _check_query(path: Path, text: str, body_line: int, declared: set[str], params_line: int):
+    """One read-only query over public views and its own CTEs, using exactly the declared params."""
+    try:
+        statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
+    except sqlglot.errors.ParseError as exc:
+        error = exc.errors[0] if exc.errors else {}
+        raise MetricError(f"{path}:{error.get('line', body_line)}: cannot parse the query: "
+                          f"{error.get('description', exc)}") from None
+    starts = _statement_lines(text) or [body_line]
+    if len(statements) != 1:
+        raise MetricError(f"{path}:{starts[min(1, len(starts) - 1)]}: a metric is one statement, "
+                          f"found {len(statements)}")
+    query = statements[0]
+    if not isinstance(query, (exp.Select, exp.SetOperation)):
+        raise MetricError(f"{path}:{starts[0]}: a metric is a read-only SELECT, "
+                          f"not {query.key.upper()}")
+    for node in query.walk():
+        if isinstance(node, _FORBIDDEN):
+            raise MetricError(f"{path}:{_line_of(node, text, body_line)}: a metric is read-only; "
+                              f"it may not contain {node.key.upper()}")
+
+    public = {name.lower() for name in public_view_names()}
+    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    for table in query.find_all(exp.Table):
+        _check_table(path, text, body_line, table, public, ctes)
+
+    used: set[str] = set()
+    for call in query.find_all(exp.Anonymous):
+        if call.name.lower() != "getvariable":
+            continue
+        line = _line_of(call, text, body_line)
+        args = call.expressions
+        if len(args) != 1 or not (isinstance(args[0], exp.Literal) and args[0].is_string):
+            raise MetricError(f"{path}:{line}: getvariable() takes one quoted parameter name")
+        name = args[0].this
+        if name not in declared:
+            raise MetricError(f"{path}:{line}: getvariable('{name}') reads a parameter that "
+                              "`-- params:` does not declare")
+        used.add(name)
+    unused = sorted(declared - used)
+    if unused:
+        raise MetricError(f"{path}:{params_line}: declared parameter(s) {', '.join(unused)} "
+                          "never read with getvariable()")
+
+
+def _check_table(path, text, body_line, table: exp.Table, public: set[str], ctes: set[str]):
+    source = table.this
+    line = _line_of(source, text, body_line)
+    if not isinstance(source, exp.Identifier):
+        name = source.name if isinstance(source, exp.Anonymous) else source.sql_name()
+        if isinstance(source, exp.Anonymous) and name.lower() in public:
+            return  # a table macro of sql/views
+        raise MetricError(f"{path}:{line}: reads table function {name.lower()}(); "
+                          "a metric reads only the public views")
+    if table.args.get("db") or table.args.get("catalog"):
+        raise MetricError(f"{path}:{line}: reads {table.sql(dialect='duckdb')}; a metric reads "
+                          "only the public views (unqualified names), never store.* tables")
+    if source.name.lower() not in public | ctes:
+        raise MetricError(f"{path}:{line}: reads {source.name!r}, which is neither a public "
+                          "view (sql/views) nor a CTE of this query")
+
+
+def _line_of(node: exp.Expression, text: str, default: int) -> int:
+    """The file line of a node: from sqlglot's token positions, else where its name appears."""
+    for candidate in (node, *node.find_all(exp.Identifier, exp.Literal)):
+        line = candidate.meta.get("line") if candidate.meta else None
+        if line:
+            return line
+    word = node.name or node.key
+    for number, line_text in enumerate(text.splitlines(), start=1):
+        if number >= default and word and word.lower() in line_text.lower():
+            return number
+    return default
+
+
+def _statement_lines(text: str) -> list[int]:
+    """The line each statement of `text` starts on."""
+    try:
+        tokens = sqlglot.tokenize(text, read="duckdb")
+    except sqlglot.errors.TokenError:
+        return []
+    lines, after_semicolon = [], True
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            after_semicolon = True
+        elif after_semicolon:
+            lines.append(token.line)
+            after_semicolon = False
+    return lines
+
+
+def _strip_terminator(body: str) -> str:
+    """The body without its final `;`; comments after it stay (wrapped_sql adds a newline)."""
+    tokens = sqlglot.tokenize(body, read="duckdb")
+    if tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+        cut = tokens[-1].start
+        return body[:cut] + body[cut + 1:]
+    return body
+
+
+# --- finding metrics ------------------------------------------------------------------------
+
+def metrics_dir(sql_root: str | Path | None = None) -> Path:
+    return Path(sql_root or sql_dir()) / "metrics"
+
+
+def find_metric(name_or_path: str | Path, sql_root: str | Path | None = None) -> Metric:
+    """A metric by name (sql/metrics/NAME.sql) or by the path of a .sql file."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".sql" or len(candidate.parts) > 1:
+        if not candidate.is_file():
+            raise MetricError(f"{candidate}: no such metric file")
+        return load_metric(candidate)
+    path = metrics_dir(sql_root) / f"{name_or_path}.sql"
+    if not path.is_file():
+        raise MetricError(f"unknown metric {str(name_or_path)!r} - "
+                          "'tracewh metrics list' shows the metrics there are")
+    return load_metric(path)
+
+
+def list_metrics(sql_root: str | Path | None = None) -> list[Metric]:
+    """Every metric of sql/metrics, by name; the first bad file raises MetricError."""
+    return [load_metric(path) for path in sorted(metrics_dir(sql_root).glob("*.sql"))]
+
+
+# --- running --------------------------------------------------------------------------------
+
+def bind_values(metric: Metric, params: dict[str, object] | None) -> dict[str, object]:
+    """Typed value (None = unset) of every declared parameter, from `params` and the defaults."""
+    params = dict(params or {})
+    declared = {p.name: p for p in metric.params}
+    for name in params:
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            raise MetricError(f"{metric.name}: no parameter {name!r} (declared: {known})")
+    values: dict[str, object] = {}
+    for param in metric.params:
+        if param.name in params and params[param.name] is not None:
+            try:
+                values[param.name] = _convert(param.type, params[param.name])
+            except ValueError:
+                raise MetricError(f"{metric.name}: parameter {param.name}="
+                                  f"{params[param.name]!r} is not a valid {param.type}") from None
+        elif param.default is not None:
+            values[param.name] = param.default
+        elif param.optional:
+            values[param.name] = None
+        else:
+            raise MetricError(f"{metric.name}: parameter {param.name} is required - "
+                              f"pass --param {param.name}=VALUE")
+    return values
+
+
+def wrapped_sql(metric: Metric) -> str:
+    """The metric's query with the leading `metric` and `version` columns."""
+    # name is checked against _NAME and version is an int: nothing user-given is pasted here.
+    return (f"SELECT '{metric.name}' AS metric, CAST({metric.version} AS INTEGER) AS version, *\n"
+            f"FROM (\n{metric.query}\n)")
+
+
+def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
+               params: dict[str, object] | None = None) -> pa.Table:
+    """Run `metric` on `con` with `params` (strings, as typed on the command line)."""
+    values = bind_values(metric, params)
+    try:
+        for name, value in values.items():
+            # Names are quoted (`window` is a keyword) and checked by _PARAM; values are bound.
+            if value is None:
+                con.execute(f'RESET VARIABLE "{name}"')  # no stale value from an earlier run
+            else:
+                con.execute(f'SET VARIABLE "{name}" = ?', [value])
+        result = con.sql(wrapped_sql(metric))
+        # duckdb >= 1.5 names it to_arrow_table(); 1.4's arrow() returns the Table itself.
+        return result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.arrow()
+    except duckdb.Error as exc:
+        raise MetricError(f"{metric.name} v{metric.version} ({metric.path}) failed: "
+                          f"{str(exc).splitlines()[0]}") from None
+    finally:
+        for name in values:
+            con.execute(f'RESET VARIABLE "{name}"')
+
+
+# --- the lock -------------------------------------------------------------------------------
+
+def normalized_body(body: str) -> str:
+    """What the lock hashes: trailing whitespace and surrounding blank lines do not count."""
+    return "\n".join(line.rstrip() for line in body.splitlines()).strip("\n")
+
+
+def default_lock_path(sql_root: str | Path | None = None) -> Path:
+    return Path(sql_root or sql_dir()) / LOCK_NAME
+
+
+def read_lock(lock_path: str | Path) -> dict[tuple[str, int], str]:
+    """(metric, version) -> sha256 from a lock file; a missing file is an empty lock."""
+    lock_path = Path(lock_path)
+    if not lock_path.exists():
+        return {}
+    entries: dict[tuple[str, int], str] = {}
+    for number, line in enumerate(lock_path.read_text().splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if (len(fields) != 3 or not fields[1].isdigit()
+                or not re.fullmatch(r"[0-9a-f]{64}", fields[2])):
+            raise MetricError(f"{lock_path}:{number}: expected metric<TAB>version<TAB>sha256")
+        key = (fields[0], int(fields[1]))
+        if key in entries:
+            raise MetricError(f"{lock_path}:{number}: {fields[0]} v{fields[1]} appears twice")
+        entries[key] = fields[2]
+    return entries
+
+
+def write_lock(lock_path: str | Path, entries: dict[tuple[str, int], str]) -> None:
+    lines = [f"{name}\t{version}\t{digest}\n"
+             for (name, version), digest in sorted(entries.items())]
+    Path(lock_path).write_text(LOCK_HEADER + "".join(lines))
+
+
+def check_lock(lock_path: str | Path | None = None,
+               sql_root: str | Path | None = None) -> list[str]:
+    """Problems between sql/metrics and the lock: changed without a version bump, or not locked."""
+    lock_path = Path(lock_path or default_lock_path(sql_root))
+    locked = read_lock(lock_path)
+    problems = []
+    for path in sorted(metrics_dir(sql_root).glob("*.sql")):
+        try:
+            metric = load_metric(path)
+        except MetricError as exc:
+            problems.append(str(exc))
+            continue
+        recorded = locked.get((metric.name, metric.version))
+        if recorded is None:
+            problems.append(f"{path}: {metric.name} v{metric.version} is not in {lock_path} - "
+                            "run tracewh.metrics.update_lock()")
+        elif recorded != metric.body_sha256:
+            problems.append(f"{path}: {metric.name} v{metric.version} changed without raising "
+                            f"its version (lock {recorded[:12]}, file {metric.body_sha256[:12]}) - "
+                            "raise `-- version:` and run tracewh.metrics.update_lock()")
+    return problems
+
+
+def update_lock(lock_path: str | Path | None = None,
+                sql_root: str | Path | None = None) -> list[str]:
+    """Add new (metric, version) entries; refuse, writing nothing, if a locked one changed."""
+    lock_path = Path(lock_path or default_lock_path(sql_root))
+    entries = read_lock(lock_path)
+    added, refused = [], []
+    for metric in list_metrics(sql_root):
+        key = (metric.name, metric.version)
+        if key not in entries:
+            entries[key] = metric.body_sha256
+            added.append(f"{metric.name} v{metric.version}")
+        elif entries[key] != metric.body_sha256:
+            refused.append(f"{metric.name} v{metric.version}")
+    if refused:
+        raise MetricError(f"{lock_path}: will not overwrite the locked hash of "
+                          f"{', '.join(refused)} - raise the version of a metric whose query "
+                          "changed")
+    if added or not lock_path.exists():
+        write_lock(lock_path, entries)
+    return added

@@ -1,0 +1,83 @@
+"""Write query results as a terminal table, CSV, JSON, Parquet or Markdown."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+from rich.console import Console
+from rich.table import Table
+
+
+class Format(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+    markdown = "markdown"
+
+
+def write(result: pa.Table, fmt: Format, output: Path | None, max_rows: int,
+          err: Console) -> None:
+    frame = pl.from_arrow(result)
+    if fmt is Format.parquet:
+        if output is None:
+            raise ValueError("--format parquet needs --output FILE")
+        frame.write_parquet(output)
+        return
+    if fmt is Format.table and output is None:
+        _print_table(frame, max_rows, err)
+        return
+    frame = _flatten_nested(frame)
+    text = {
+        Format.csv: lambda: frame.write_csv(),
+        Format.json: lambda: frame.write_json(),
+        Format.markdown: lambda: markdown(frame),
+        Format.table: lambda: markdown(frame),
+    }[fmt]()
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    else:
+        output.write_text(text)
+
+
+def _flatten_nested(frame: pl.DataFrame) -> pl.DataFrame:
+    """Lists and structs as JSON text, for the text formats that have no nesting."""
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    return frame.with_columns(
+        pl.col(name).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v),
+                                  return_dtype=pl.String)
+        for name in nested
+    )
+
+
+def markdown(frame: pl.DataFrame) -> str:
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    for row in frame.iter_rows():
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value).replace("|", "\\|")
+
+
+def _print_table(frame: pl.DataFrame, max_rows: int, err: Console) -> None:
+    table = Table(show_lines=False, header_style="bold")
+    for column in frame.columns:
+        numeric = frame.schema[column].is_numeric()
+        table.add_column(column, justify="right" if numeric else "left", overflow="fold")
+    for row in frame.head(max_rows).iter_rows():
+        table.add_row(*(_cell(v) for v in row))
+    Console().print(table)
+    if frame.height > max_rows:
+        err.print(f"({frame.height - max_rows:,} more rows; see them all with --format csv "
+                  f"--output FILE, or raise --max-rows)")

@@ -1,0 +1,270 @@
+"""Open a warehouse: create it at a pinned storage version, apply migrations, install views.
+
+The file must open in the plain DuckDB shell, so it is created at STORAGE_VERSION v1.4.0
+(readable by DuckDB >= 1.4, including the duckdb-cli 1.5 shell) whatever the Python package
+version is; DuckDB keeps that version when the file is reopened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from . import __version__
+from .errors import TracewhError, WarehouseBusy
+from .resources import migrations_dir, sql_dir
+
+STORAGE_VERSION = "v1.4.0"
+DEFAULT_DB = "tracewh.duckdb"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def utc_now() -> datetime:
+    """Naive UTC time, for TIMESTAMP columns (TIMESTAMPTZ would need pytz to read back)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("TRACEWH_DB", DEFAULT_DB))
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.sql.encode()).hexdigest()
+
+
+def load_migrations(folder: Path | None = None) -> list[Migration]:
+    folder = folder or migrations_dir()
+    found = []
+    for path in sorted(folder.glob("*.sql")):
+        match = _MIGRATION_NAME.match(path.name)
+        if not match:
+            raise TracewhError(f"{path}: migration files are named NNNN_name.sql")
+        found.append(Migration(int(match.group(1)), path.name, path.read_text()))
+    versions = [m.version for m in found]
+    if versions != list(range(1, len(found) + 1)):
+        raise TracewhError(f"{folder}: migrations must be numbered 0001, 0002, ... without gaps")
+    return found
+
+
+def views_checksum() -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted((sql_dir() / "views").glob("*.sql")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the warehouse at `path`, up to date, and return the connection."""
+    path = Path(path) if path is not None else default_db_path()
+    if read_only:
+        if not path.exists():
+            raise TracewhError(f"{path}: no warehouse here - run 'tracewh ingest PATH' first")
+        con = _open(path, read_only=True)
+        if _needs_upgrade(con):
+            con.close()
+            _open_for_write(path).close()  # upgrade once, then reopen read-only
+            con = _open(path, read_only=True)
+        return con
+    return _open_for_write(path)
+
+
+def _open_for_write(path: Path) -> duckdb.DuckDBPyConnection:
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        boot = duckdb.connect(":memory:")
+        boot.execute(f"ATTACH '{_quote(path)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
+        boot.execute("DETACH wh")
+        boot.close()
+    con = _open(path, read_only=False)
+    migrate(con)
+    install_views(con)
+    return con
+
+
+def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise WarehouseBusy(
+                f"{path}: warehouse busy - another tracewh process is writing it; retry when it ends"
+            ) from None
+        raise TracewhError(f"{path}: cannot open warehouse: {exc}") from None
+    except duckdb.Error as exc:
+        raise TracewhError(f"{path}: not a DuckDB warehouse: {exc}") from None
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
+    try:
+        applied = first_row(con, "SELECT count(*) FROM store.schema_migrations")[0]
+        stored = first_row(con, "SELECT value FROM store.meta WHERE key = 'views_checksum'")
+    except duckdb.CatalogException:
+        return True
+    return applied < len(load_migrations()) or stored is None or stored[0] != views_checksum()
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply pending migrations in order; refuse if an applied one was edited afterwards."""
+    con.execute("CREATE SCHEMA IF NOT EXISTS store")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS store.schema_migrations ("
+        " version INTEGER NOT NULL, name VARCHAR NOT NULL, checksum VARCHAR NOT NULL,"
+        " applied_at TIMESTAMP NOT NULL)"
+    )
+    applied = {
+        version: (name, checksum)
+        for version, name, checksum in con.execute(
+            "SELECT version, name, checksum FROM store.schema_migrations"
+        ).fetchall()
+    }
+    done = []
+    for migration in load_migrations():
+        if migration.version in applied:
+            name, checksum = applied[migration.version]
+            if checksum != migration.checksum:
+                raise TracewhError(
+                    f"migration {migration.name} changed after it was applied to this warehouse "
+                    f"(recorded as {name}) - add a new migration instead of editing an applied one"
+                )
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(migration.sql)
+            con.execute(
+                "INSERT INTO store.schema_migrations VALUES (?, ?, ?, ?)",
+                [migration.version, migration.name, migration.checksum, utc_now()],
+            )
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        done.append(migration.name)
+    return done
+
+
+def install_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
+    """(Re)create every view and macro of sql/views when this tracewh's SQL differs."""
+    checksum = views_checksum()
+    stored = first_row(con, "SELECT value FROM store.meta WHERE key = 'views_checksum'")
+    if stored and stored[0] == checksum and not force:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        _drop_public_objects(con)
+        _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
+        con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
+        con.execute(
+            "INSERT INTO store.meta VALUES ('views_checksum', ?), ('tracewh_version', ?)",
+            [checksum, __version__],
+        )
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+def _drop_public_objects(con: duckdb.DuckDBPyConnection) -> None:
+    views = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' "
+        "AND database_name = current_database() AND NOT internal"
+    ).fetchall()
+    for (name,) in views:
+        con.execute(f'DROP VIEW IF EXISTS main."{name}"')
+    macros = con.execute(
+        "SELECT DISTINCT function_name, function_type FROM duckdb_functions() "
+        "WHERE schema_name = 'main' AND database_name = current_database() "
+        "AND function_type IN ('macro', 'table_macro') AND NOT internal"
+    ).fetchall()
+    for name, kind in macros:
+        keyword = "MACRO TABLE" if kind == "table_macro" else "MACRO"
+        con.execute(f'DROP {keyword} IF EXISTS main."{name}"')
+
+
+_DEFINES = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE\s+MACRO)\s+(?:main\.)?\"?(\w+)", re.I
+)
+
+
+def public_view_names() -> set[str]:
+    """Names of the views and macros that sql/views defines: what users and metrics may read."""
+    return {
+        name
+        for path in (sql_dir() / "views").glob("*.sql")
+        for name in _DEFINES.findall(path.read_text())
+    }
+
+
+def view_files_in_dependency_order(files: list[Path]) -> list[Path]:
+    """Order view files so that each comes after the files defining the names it uses."""
+    texts = {path: path.read_text() for path in files}
+    defined_in = {name: path for path, text in texts.items() for name in _DEFINES.findall(text)}
+    ordered: list[Path] = []
+    visiting: set[Path] = set()
+
+    def visit(path: Path) -> None:
+        if path in ordered:
+            return
+        if path in visiting:
+            raise TracewhError(f"{path}: views depend on each other in a cycle")
+        visiting.add(path)
+        words = set(re.findall(r"\w+", _code_only(texts[path])))
+        for name in sorted(words & defined_in.keys()):
+            if defined_in[name] != path:
+                visit(defined_in[name])
+        visiting.discard(path)
+        ordered.append(path)
+
+    for path in files:
+        visit(path)
+    return ordered
+
+
+def _code_only(sql: str) -> str:
+    """SQL without comments, string literals and store.* names: what can name a view."""
+    sql = re.sub(r"--[^\n]*", " ", sql)
+    sql = re.sub(r"'(?:[^']|'')*'", " ", sql)
+    return re.sub(r"\bstore\.\w+", " ", sql)
+
+
+def _create_in_dependency_order(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
+    for path in view_files_in_dependency_order(files):
+        try:
+            con.execute(path.read_text())
+        except duckdb.Error as exc:
+            raise TracewhError(f"{path}: cannot create view: {exc}") from None
+
+
+def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None):
+    """The first row of a query, or None; reads the whole result (DuckDB 2 refuses new work on a
+    connection with an unfinished result)."""
+    rows = con.execute(sql, params or []).fetchall()
+    return rows[0] if rows else None
+
+
+def query_arrow(con: duckdb.DuckDBPyConnection, sql: str):
+    """Run one query and return a pyarrow Table (DuckDB 2 names it to_arrow_table, 1.4 arrow)."""
+    relation = con.sql(sql)
+    if relation is None:  # a statement that returns no rows
+        import pyarrow as pa
+
+        return pa.table({})
+    method = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return method()

@@ -1,0 +1,481 @@
+"""Metrics: golden results on a hand-built warehouse, header/body checks, parameters, the lock,
+and the same files run in the plain DuckDB shell.
+
+The warehouse below is small enough to check by hand. Times are UTC ns; each source has its own
+origin (nsys session start). Rank 0 of run r1 starts at O0, rank 1 at O1 = O0 + 0.7 s.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+
+import pytest
+
+import tracewh
+from tracewh import metrics
+from tracewh.metrics import MetricError, find_metric, load_metric, run_metric
+from tracewh.resources import sql_dir
+
+S = 1_000_000_000  # ns per second
+O0 = 1_700_000_000 * S  # origin of file 1 (run r1, rank 0) and file 3 (run r2, rank 0)
+O1 = O0 + 700_000_000  # origin of file 2 (run r1, rank 1)
+
+GEMM = "void gemm<float>(float *)"
+NCCL = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"
+ELEM = "elementwise_kernel"
+RELU = "relu_kernel"
+SHORT = {GEMM: "gemm", NCCL: "ncclDevKernel_AllReduce_Sum_f32_RING_LL", ELEM: ELEM, RELU: RELU,
+         "other": "other"}
+
+# run, rank, file, origin, name, start (ns after origin), dur, stream, correlation, iteration
+KERNELS = [
+    ("r1", 0, 1, O0, GEMM, S // 2, 100, 7, 1, 1),            # before the 1s/2s window
+    ("r1", 0, 1, O0, GEMM, S - 100, 300, 7, 2, 1),           # cut by the window start: kept
+    ("r1", 0, 1, O0, GEMM, 1_200_000_000, 200, 7, 3, 2),
+    ("r1", 0, 1, O0, GEMM, 3 * S, 1000, 7, 4, 2),            # after the window
+    ("r1", 0, 1, O0, NCCL, S - 500, 500, 9, 5, 1),           # ends exactly at the window start
+    ("r1", 0, 1, O0, NCCL, 1_500_000_000, 700, 9, 6, 2),
+    ("r1", 0, 1, O0, NCCL, 2 * S, 900, 9, 7, 3),             # starts exactly at the window end
+    ("r1", 0, 1, O0, ELEM, 200_000_000, 42, 7, 8, None),     # single instance, no iteration
+    ("r1", 1, 2, O1, GEMM, 500_000_000, 10, 7, 1, 1),        # at O0+1.2s: outside rank 1's window
+    ("r1", 1, 2, O1, GEMM, 1_500_000_000, 20, 7, 2, 1),
+    ("r1", 1, 2, O1, RELU, 1_600_000_000, 30, 7, 3, 2),
+    ("r2", 0, 3, O0, "other", 1_500_000_000, 5, 7, 1, 1),
+]
+# run, rank, file, origin, start, dur, stream, correlation, bytes, copy kind
+MEMCPY = [
+    ("r1", 0, 1, O0, 2 * S - 100, 500, 11, 9, 4096, "HtoD"),  # cut by the window end: kept
+    ("r1", 0, 1, O0, 2_500_000_000, 100, 11, 10, 100, "DtoH"),
+]
+# run, rank, file, origin, start, dur, stream, correlation, bytes
+MEMSET = [("r1", 0, 1, O0, 1_800_000_000, 0, 11, 11, 64)]  # zero length: no throughput
+
+
+def build_warehouse(path):
+    con = tracewh.connect(path)
+    for file_id, run_id, origin in [(1, "r1", O0), (2, "r1", O1), (3, "r2", O0)]:
+        con.execute(
+            "INSERT INTO store.sources (file_id, run_id, path, sha256, format, bytes, rows, "
+            "has_utc, origin_ns, ingested_at) VALUES (?, ?, ?, ?, 'nsys-sqlite', 1, 1, true, ?, "
+            "TIMESTAMP '2025-01-01')",
+            [file_id, run_id, f"/traces/{file_id}.sqlite", f"{file_id:064d}", origin],
+        )
+    for run_id, rank, file_id, pid in [("r1", 0, 1, 100), ("r1", 1, 2, 200), ("r2", 0, 3, 300)]:
+        con.execute(
+            "INSERT INTO store.ranks (run_id, rank, file_id, pid, device_id, rank_source) "
+            "VALUES (?, ?, ?, ?, ?, 'filename')",
+            [run_id, rank, file_id, pid, rank],
+        )
+    for run_id, rank, file_id, origin, name, start, dur, stream, corr, iteration in KERNELS:
+        con.execute(
+            "INSERT INTO store.kernels (run_id, rank, file_id, pid, device_id, stream_id, start_ns,"
+            " end_ns, name, short_name, correlation_id, grid_x, grid_y, grid_z, block_x, block_y,"
+            " block_z, registers_per_thread, static_smem_bytes, dynamic_smem_bytes, iteration)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 2, 1, 256, 1, 1, 32, 1024, ?, ?)",
+            [run_id, rank, file_id, 100 * (file_id), rank, stream, origin + start,
+             origin + start + dur, name, SHORT[name], corr, corr * 10, corr * 8, iteration],
+        )
+    for run_id, rank, file_id, origin, start, dur, stream, corr, size, kind in MEMCPY:
+        con.execute(
+            "INSERT INTO store.memcpy (run_id, rank, file_id, pid, device_id, stream_id, start_ns,"
+            " end_ns, correlation_id, bytes, copy_kind, iteration) VALUES (?, ?, ?, ?, ?, ?, ?, ?,"
+            " ?, ?, ?, 2)",
+            [run_id, rank, file_id, 100, rank, stream, origin + start, origin + start + dur,
+             corr, size, kind],
+        )
+    for run_id, rank, file_id, origin, start, dur, stream, corr, size in MEMSET:
+        con.execute(
+            "INSERT INTO store.memset (run_id, rank, file_id, pid, device_id, stream_id, start_ns,"
+            " end_ns, correlation_id, bytes, value, iteration) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " ?, 0, 2)",
+            [run_id, rank, file_id, 100, rank, stream, origin + start, origin + start + dur,
+             corr, size],
+        )
+    return con
+
+
+@pytest.fixture
+def con(tmp_path):
+    connection = build_warehouse(tmp_path / "w.duckdb")
+    yield connection
+    connection.close()
+
+
+def rows(table):
+    return table.to_pylist()
+
+
+def expected_summary(run_id, rank, durations: dict[str, list[int]]):
+    """gpu_kernel_summary rows computed with the statistics module, in the metric's order."""
+    grand = sum(sum(d) for d in durations.values())
+    out = []
+    for name, durs in durations.items():
+        out.append({
+            "metric": "gpu_kernel_summary", "version": 1, "run_id": run_id, "rank": rank,
+            "time_pct": pytest.approx(sum(durs) * 100 / grand),
+            "total_ns": sum(durs), "instances": len(durs),
+            "avg_ns": pytest.approx(statistics.mean(durs)),
+            "med_ns": pytest.approx(statistics.median(durs)),
+            "min_ns": min(durs), "max_ns": max(durs),
+            "stddev_ns": pytest.approx(statistics.stdev(durs) if len(durs) > 1 else 0.0),
+            "name": name, "short_name": SHORT[name],
+            "kind": "comm" if name.startswith("nccl") else "compute",
+        })
+    return sorted(out, key=lambda r: (-r["total_ns"], r["name"]))
+
+
+# --- gpu_kernel_summary ---------------------------------------------------------------------
+
+def test_kernel_summary_matches_hand_computed_rows(con):
+    metric = find_metric("gpu_kernel_summary")
+    got = rows(run_metric(con, metric, {"run": "r1"}))
+    assert got == (
+        expected_summary("r1", 0, {GEMM: [100, 300, 200, 1000], NCCL: [500, 700, 900], ELEM: [42]})
+        + expected_summary("r1", 1, {GEMM: [10, 20], RELU: [30]})
+    )
+
+
+def test_kernel_summary_by_hand(con):
+    got = {r["name"]: r for r in rows(run_metric(con, find_metric("gpu_kernel_summary"),
+                                                 {"run": "r1", "rank": "0"}))}
+    assert got[GEMM]["med_ns"] == 250.0  # even count: mean of 200 and 300
+    assert got[NCCL]["med_ns"] == 700.0  # odd count: the middle value
+    assert got[NCCL]["stddev_ns"] == 200.0  # sample stddev of 500, 700, 900
+    assert got[ELEM]["stddev_ns"] == 0.0  # one instance: nsys prints 0.0, not NULL
+    assert got[GEMM]["time_pct"] == pytest.approx(1600 * 100 / 3742)
+
+
+def test_kernel_summary_time_pct_sums_to_100_per_rank(con):
+    table = run_metric(con, find_metric("gpu_kernel_summary"), {})
+    totals = {}
+    for r in rows(table):
+        key = (r["run_id"], r["rank"])
+        totals[key] = totals.get(key, 0) + r["time_pct"]
+    assert totals == {("r1", 0): pytest.approx(100), ("r1", 1): pytest.approx(100),
+                      ("r2", 0): pytest.approx(100)}
+
+
+def test_kernel_summary_ties_order_by_name(con):
+    got = rows(run_metric(con, find_metric("gpu_kernel_summary"), {"run": "r1", "rank": "1"}))
+    assert [(r["name"], r["total_ns"]) for r in got] == [(RELU, 30), (GEMM, 30)]
+
+
+def test_kernel_summary_iteration_range(con):
+    got = rows(run_metric(con, find_metric("gpu_kernel_summary"),
+                          {"run": "r1", "rank": "0", "iteration_from": "2", "iteration_to": "2"}))
+    # ELEM has no iteration: left out; percentages are of the kernels kept.
+    assert got == expected_summary("r1", 0, {GEMM: [200, 1000], NCCL: [700]})
+
+
+def test_kernel_summary_top(con):
+    got = rows(run_metric(con, find_metric("gpu_kernel_summary"), {"run": "r1", "top": "1"}))
+    assert [(r["rank"], r["name"], r["time_pct"]) for r in got] == [
+        (0, NCCL, pytest.approx(2100 * 100 / 3742)),
+        (1, RELU, pytest.approx(50.0)),
+    ]
+
+
+def test_unset_parameters_do_not_leak_between_runs(con):
+    metric = find_metric("gpu_kernel_summary")
+    assert {r["rank"] for r in rows(run_metric(con, metric, {"run": "r1", "rank": "1"}))} == {1}
+    assert {r["rank"] for r in rows(run_metric(con, metric, {"run": "r1"}))} == {0, 1}
+
+
+# --- gpu_trace ------------------------------------------------------------------------------
+
+def trace_keys(table):
+    return [(r["rank"], r["name"], r["start_rel_ns"]) for r in rows(table)]
+
+
+def test_gpu_trace_window_keeps_ops_overlapping_it(con):
+    got = run_metric(con, find_metric("gpu_trace"), {"run": "r1", "window": "1s/2s"})
+    assert trace_keys(got) == [
+        (0, NCCL, S - 500),               # ends exactly at the window start
+        (0, GEMM, S - 100),               # starts before the window, ends inside
+        (0, GEMM, 1_200_000_000),
+        (0, NCCL, 1_500_000_000),
+        (0, "[CUDA memset]", 1_800_000_000),
+        (0, "[CUDA memcpy Host-to-Device]", 2 * S - 100),  # starts inside, ends after the window
+        (0, NCCL, 2 * S),                 # starts exactly at the window end
+        (1, GEMM, 1_500_000_000),         # rank 1's window is relative to its own origin O1
+        (1, RELU, 1_600_000_000),
+    ]
+
+
+def test_gpu_trace_rows_in_full(con):
+    params = {"run": "r1", "rank": "0", "window": "1s200ms/1s800ms"}
+    got = rows(run_metric(con, find_metric("gpu_trace"), params))
+    assert got == [
+        {"metric": "gpu_trace", "version": 1, "run_id": "r1", "rank": 0,
+         "start_ns": O0 + 1_200_000_000, "start_rel_ns": 1_200_000_000, "dur_ns": 200,
+         "end_ns": O0 + 1_200_000_200, "correlation_id": 3,
+         "grid_x": 30, "grid_y": 2, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1,
+         "registers_per_thread": 32, "static_smem_bytes": 1024, "dynamic_smem_bytes": 24,
+         "bytes": None, "throughput_bytes_per_s": None, "src_kind": None, "dst_kind": None,
+         "device_id": 0, "context_id": None, "stream_id": 7,
+         "name": GEMM, "op": "kernel", "kind": "compute"},
+        {"metric": "gpu_trace", "version": 1, "run_id": "r1", "rank": 0,
+         "start_ns": O0 + 1_500_000_000, "start_rel_ns": 1_500_000_000, "dur_ns": 700,
+         "end_ns": O0 + 1_500_000_700, "correlation_id": 6,
+         "grid_x": 60, "grid_y": 2, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1,
+         "registers_per_thread": 32, "static_smem_bytes": 1024, "dynamic_smem_bytes": 48,
+         "bytes": None, "throughput_bytes_per_s": None, "src_kind": None, "dst_kind": None,
+         "device_id": 0, "context_id": None, "stream_id": 9,
+         "name": NCCL, "op": "kernel", "kind": "comm"},
+        {"metric": "gpu_trace", "version": 1, "run_id": "r1", "rank": 0,
+         "start_ns": O0 + 1_800_000_000, "start_rel_ns": 1_800_000_000, "dur_ns": 0,
+         "end_ns": O0 + 1_800_000_000, "correlation_id": 11,
+         "grid_x": None, "grid_y": None, "grid_z": None, "block_x": None, "block_y": None,
+         "block_z": None, "registers_per_thread": None, "static_smem_bytes": None,
+         "dynamic_smem_bytes": None, "bytes": 64, "throughput_bytes_per_s": None,
+         "src_kind": None, "dst_kind": None, "device_id": 0, "context_id": None, "stream_id": 11, "name": "[CUDA memset]", "op": "memset",
+         "kind": "memset"},
+    ]
+
+
+def test_gpu_trace_copy_throughput(con):
+    got = rows(run_metric(con, find_metric("gpu_trace"), {"run": "r1", "rank": "0"}))
+    copies = [(r["name"], r["throughput_bytes_per_s"]) for r in got if r["op"] == "memcpy"]
+    assert copies == [("[CUDA memcpy Host-to-Device]", 4096 * 1e9 / 500),
+                      ("[CUDA memcpy Device-to-Host]", 100 * 1e9 / 100)]
+
+
+def test_gpu_trace_everything_in_start_order(con):
+    got = rows(run_metric(con, find_metric("gpu_trace"), {}))
+    assert len(got) == len(KERNELS) + len(MEMCPY) + len(MEMSET)
+    starts = [r["start_ns"] for r in got]
+    assert starts == sorted(starts)
+
+
+def test_gpu_trace_utc_bounds(con):
+    got = run_metric(con, find_metric("gpu_trace"),
+                     {"start_ns": str(O0 + 1_500_000_000), "end_ns": str(O0 + 1_500_000_000)})
+    # run r2's kernel starts at the same instant as r1's NCCL kernel; r1 rank 1 has nothing then.
+    assert [(r["run_id"], r["name"]) for r in rows(got)] == [("r1", NCCL), ("r2", "other")]
+
+
+def test_gpu_trace_open_ended_window(con):
+    params = {"run": "r1", "rank": "0", "window": "2s500ms/"}
+    got = run_metric(con, find_metric("gpu_trace"), params)
+    assert trace_keys(got) == [(0, "[CUDA memcpy Device-to-Host]", 2_500_000_000), (0, GEMM, 3 * S)]
+
+
+def test_gpu_trace_bad_window_is_an_error(con):
+    with pytest.raises(MetricError, match="not a duration like 4s420ms: soon"):
+        run_metric(con, find_metric("gpu_trace"), {"window": "soon/2s"})
+
+
+# --- parameters -----------------------------------------------------------------------------
+
+def test_undeclared_param_names_metric_and_param(con):
+    with pytest.raises(MetricError, match=r"gpu_trace: no parameter 'ranks'"):
+        run_metric(con, find_metric("gpu_trace"), {"ranks": "1"})
+
+
+def test_param_of_wrong_type_names_metric_and_param(con):
+    with pytest.raises(MetricError, match=r"gpu_kernel_summary: parameter rank='one' is not"):
+        run_metric(con, find_metric("gpu_kernel_summary"), {"rank": "one"})
+
+
+def test_missing_required_param(con, tmp_path):
+    path = write_metric(tmp_path, "needs_run", "run (text)",
+                        "SELECT * FROM runs WHERE run_id = getvariable('run')")
+    with pytest.raises(MetricError, match="needs_run: parameter run is required"):
+        run_metric(con, load_metric(path), {})
+    assert run_metric(con, load_metric(path), {"run": "r1"}).num_rows == 0  # no store.runs rows
+
+
+def test_values_are_bound_not_pasted(con):
+    evil = "r1' OR true OR '"
+    assert run_metric(con, find_metric("gpu_kernel_summary"), {"run": evil}).num_rows == 0
+
+
+# --- header and body checks -----------------------------------------------------------------
+
+def write_metric(folder, name, params, body, header=None):
+    header = header if header is not None else (
+        f"-- metric: {name}\n-- version: 1\n-- summary: test\n-- grain: run_id\n"
+        f"-- params: {params}\n"
+    )
+    path = folder / f"{name}.sql"
+    path.write_text(header + body + "\n")
+    return path
+
+
+@pytest.mark.parametrize("header, message", [
+    ("-- metric: bad\n-- summary: s\n-- grain: g\n-- params: none\n",
+     r"bad.sql:1: header lacks `-- version:`"),
+    ("-- metric: bad\n-- version: one\n-- summary: s\n-- grain: g\n-- params: none\n",
+     r"bad.sql:2: version must be a positive integer"),
+    ("-- metric: other\n-- version: 1\n-- summary: s\n-- grain: g\n-- params: none\n",
+     r"bad.sql:1: metric is 'other' but the file is bad.sql"),
+    ("-- metric: bad\n-- version: 1\n-- summary: s\n-- grain: g\n-- params: rank (integer)\n",
+     r"bad.sql:5: parameter rank has type 'integer'"),
+    ("-- metric: bad\n-- version: 1\n-- version: 2\n-- summary: s\n-- grain: g\n-- params: none\n",
+     r"bad.sql:3: `-- version:` appears twice"),
+])
+def test_bad_header_is_refused(tmp_path, header, message):
+    path = write_metric(tmp_path, "bad", "", "SELECT 1 AS x", header=header)
+    with pytest.raises(MetricError, match=message) as info:
+        load_metric(path)
+    assert str(info.value).startswith(str(path))
+
+
+@pytest.mark.parametrize("params, body, message", [
+    ("none", "SELECT 1 AS x;\nSELECT 2 AS y;", r"bad.sql:7: a metric is one statement, found 2"),
+    ("none", "INSERT INTO store.kernels SELECT * FROM store.kernels", r"bad.sql:6: .*not INSERT"),
+    ("none", "SELECT * FROM kernels\nUNION ALL\nSELECT * FROM read_csv('/etc/passwd')",
+     r"bad.sql:8: reads table function read_csv\(\)"),
+    ("none", "SELECT *\nFROM store.kernels", r"bad.sql:7: reads store.kernels"),
+    ("none", "SELECT * FROM '/etc/passwd'", r"bad.sql:6: reads '/etc/passwd'"),
+    ("none", "SELECT * FROM nowhere", r"bad.sql:6: reads 'nowhere', which is neither"),
+    ("rank (int, optional)", "SELECT * FROM kernels\nWHERE rank = getvariable('rank')\n"
+     "  AND run_id = getvariable('run')", r"bad.sql:8: getvariable\('run'\) reads a parameter"),
+    ("rank (int, optional), run (text, optional)",
+     "SELECT * FROM kernels WHERE rank = getvariable('rank')",
+     r"bad.sql:5: declared parameter\(s\) run never read"),
+    ("none", "ATTACH 'other.duckdb'", r"bad.sql:6: a metric is a read-only SELECT, not ATTACH"),
+    ("none", "COPY kernels TO 'out.csv'", r"bad.sql:6: .*not COPY"),
+    ("none", "PRAGMA version", r"bad.sql:6: .*not PRAGMA"),
+    ("none", "SET threads = 1", r"bad.sql:6: .*not SET"),
+    ("none", "INSTALL httpfs", r"bad.sql:6: .*not INSTALL"),
+    ("none", "LOAD httpfs", r"bad.sql:6: .*not COMMAND"),
+    ("none", "CALL pragma_version()", r"bad.sql:6: .*not COMMAND"),
+    ("none", "CREATE VIEW v AS SELECT 1", r"bad.sql:6: .*not CREATE"),
+    ("none", "SELECT *\nINTO copied\nFROM kernels", r"bad.sql:7: .*may not contain INTO"),
+    ("none", "SELECT * FROM (", r"bad.sql:6: cannot parse the query"),
+])
+def test_bad_body_is_refused(tmp_path, params, body, message):
+    path = write_metric(tmp_path, "bad", params, body)
+    with pytest.raises(MetricError, match=message) as info:
+        load_metric(path)
+    assert str(info.value).startswith(str(path))
+
+
+def test_ctes_and_public_views_are_accepted(tmp_path):
+    path = write_metric(tmp_path, "ok", "run (text, optional)",
+                        "WITH mine AS (SELECT * FROM kernels WHERE run_id = getvariable('run'))\n"
+                        "SELECT m.name, duration_ns('1s') AS d\n"
+                        "FROM mine m JOIN sources USING (file_id);")
+    metric = load_metric(path)
+    assert metric.query.rstrip().endswith("USING (file_id)")
+
+
+def test_find_metric_by_name_and_path():
+    by_name = find_metric("gpu_trace")
+    assert find_metric(str(by_name.path)) == by_name
+    with pytest.raises(MetricError, match="unknown metric 'nope'"):
+        find_metric("nope")
+
+
+def test_metric_headers():
+    summary = find_metric("gpu_kernel_summary")
+    assert (summary.version, summary.unit, summary.grain) == (1, "ns", ("run_id", "rank", "name"))
+    assert [(p.name, p.type, p.optional, p.default) for p in summary.params] == [
+        ("run", "text", True, None), ("rank", "int", True, None),
+        ("iteration_from", "int", True, None), ("iteration_to", "int", True, None),
+        ("top", "int", True, 0),
+    ]
+    assert [m.name for m in metrics.list_metrics()] == sorted(
+        p.stem for p in (sql_dir() / "metrics").glob("*.sql"))
+
+
+# --- the lock -------------------------------------------------------------------------------
+
+def test_repository_lock_is_up_to_date():
+    assert metrics.check_lock() == []
+
+
+@pytest.fixture
+def sql_copy(tmp_path):
+    root = tmp_path / "sql"
+    shutil.copytree(sql_dir() / "metrics", root / "metrics")
+    shutil.copy(sql_dir() / "metrics.lock", root / "metrics.lock")
+    return root
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_lock_ignores_header_and_trailing_whitespace(sql_copy):
+    path = sql_copy / "metrics" / "gpu_trace.sql"
+    edit(path, "-- summary: Every", "-- summary: Each")
+    edit(path, "g.end_ns, g.name;\n", "g.end_ns, g.name;   \n\n\n")
+    assert metrics.check_lock(sql_root=sql_copy) == []
+
+
+def test_lock_catches_a_change_without_a_version_bump(sql_copy):
+    path = sql_copy / "metrics" / "gpu_kernel_summary.sql"
+    edit(path, "median(dur_ns) AS med_ns", "quantile_disc(dur_ns, 0.5) AS med_ns")
+    problems = metrics.check_lock(sql_root=sql_copy)
+    assert len(problems) == 1
+    assert "gpu_kernel_summary v1 changed without raising its version" in problems[0]
+    with pytest.raises(MetricError, match="will not overwrite the locked hash of gpu_kernel_su"):
+        metrics.update_lock(sql_root=sql_copy)
+
+    edit(path, "-- version: 1", "-- version: 2")
+    assert metrics.check_lock(sql_root=sql_copy) == [
+        f"{path}: gpu_kernel_summary v2 is not in {sql_copy / 'metrics.lock'} - "
+        "run tracewh.metrics.update_lock()"
+    ]
+    assert metrics.update_lock(sql_root=sql_copy) == ["gpu_kernel_summary v2"]
+    assert metrics.check_lock(sql_root=sql_copy) == []
+    locked = metrics.read_lock(sql_copy / "metrics.lock")
+    assert {("gpu_kernel_summary", 1), ("gpu_kernel_summary", 2)} <= set(locked)  # v1 stays
+
+
+def test_lock_file_is_sorted_and_written_from_scratch(sql_copy, tmp_path):
+    lock = tmp_path / "new.lock"
+    added = metrics.update_lock(lock_path=lock, sql_root=sql_copy)
+    assert added == [f"{m.name} v{m.version}" for m in metrics.list_metrics(sql_copy)]
+    entries = [line.split("\t") for line in lock.read_text().splitlines()
+               if not line.startswith("#")]
+    assert entries == sorted(entries, key=lambda e: (e[0], int(e[1])))
+    assert lock.read_text() == (sql_copy / "metrics.lock").read_text()
+
+
+# --- the plain DuckDB shell -----------------------------------------------------------------
+
+# Parameters to try in the shell, per metric (every metric also runs with none).
+SHELL_PARAMS = {
+    "gpu_kernel_summary": [{"rank": "0", "iteration_from": "2"}, {"run": "r1", "top": "1"}],
+    "gpu_trace": [{"run": "r1", "window": "1s/2s"}, {"end_ns": str(O0 + S)}],
+}
+
+
+def shell_literal(value):
+    """A typed parameter value as SQL text: only the test pastes values, to drive the shell."""
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@pytest.mark.skipif(shutil.which("duckdb") is None, reason="the duckdb shell is not on PATH")
+@pytest.mark.parametrize("metric", metrics.list_metrics(), ids=lambda m: m.name)
+def test_metric_runs_unchanged_in_the_duckdb_shell(tmp_path, metric):
+    db = tmp_path / "w.duckdb"
+    build_warehouse(db).close()
+    for params in [{}] + SHELL_PARAMS.get(metric.name, []):
+        typed = metrics.bind_values(metric, params)
+        sets = "".join(f'SET VARIABLE "{name}" = {shell_literal(typed[name])};\n'
+                       for name in params)  # defaults are not set: the SQL must supply them
+        done = subprocess.run(["duckdb", "-readonly", "-json", str(db), "-c", sets + metric.body],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0 and not done.stderr, done.stderr
+        shell_rows = json.loads(done.stdout or "[]")
+
+        with tracewh.connect(db, read_only=True) as con:
+            table = run_metric(con, metric, params)
+        expected = [{k: v for k, v in r.items() if k not in ("metric", "version")}
+                    for r in rows(table)]
+        assert shell_rows == [{k: approx_float(v) for k, v in r.items()} for r in expected], params
+
+
+def approx_float(value):
+    return pytest.approx(value, rel=1e-12) if isinstance(value, float) else value

@@ -1,0 +1,87 @@
+"""Warehouse file: pinned storage version, migrations with checksums, views in the plain shell."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import duckdb
+import pytest
+
+import tracewh
+from tracewh import warehouse
+from tracewh.errors import TracewhError
+
+
+def test_new_warehouse_is_readable_by_duckdb_1_4(db_path):
+    tracewh.connect(db_path).close()
+    con = duckdb.connect(str(db_path), read_only=True)
+    tags = con.execute("SELECT tags FROM duckdb_databases() WHERE database_name = current_database()"
+                       ).fetchall()[0][0]
+    assert tags["storage_version"].startswith("v1.4.0")
+
+
+def test_migrations_recorded_with_checksums(con):
+    rows = con.execute("SELECT version, name, checksum FROM store.schema_migrations").fetchall()
+    expected = [(m.version, m.name, m.checksum) for m in warehouse.load_migrations()]
+    assert rows == expected
+
+
+def _fake_migrations(tmp_path, monkeypatch, files: dict[str, str]):
+    folder = tmp_path / "migrations"
+    folder.mkdir(exist_ok=True)
+    for existing in warehouse.migrations_dir().glob("*.sql"):
+        shutil.copy(existing, folder / existing.name)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    monkeypatch.setattr(warehouse, "migrations_dir", lambda: folder)
+    return folder
+
+
+def test_older_warehouse_is_upgraded_in_place(db_path, tmp_path, monkeypatch):
+    con = tracewh.connect(db_path)
+    con.execute("INSERT INTO store.meta VALUES ('kept', 'yes')")
+    con.close()
+    _fake_migrations(tmp_path, monkeypatch,
+                     {"0002_add_note.sql": "ALTER TABLE store.runs ADD COLUMN note VARCHAR;"})
+    con = tracewh.connect(db_path)
+    assert con.execute("SELECT max(version) FROM store.schema_migrations").fetchall() == [(2,)]
+    assert con.execute("SELECT value FROM store.meta WHERE key = 'kept'").fetchall() == [("yes",)]
+    assert "note" in [c[0] for c in con.execute("DESCRIBE store.runs").fetchall()]
+
+
+def test_edited_applied_migration_is_an_error(db_path, tmp_path, monkeypatch):
+    tracewh.connect(db_path).close()
+    folder = _fake_migrations(tmp_path, monkeypatch, {})
+    first = sorted(folder.glob("*.sql"))[0]
+    first.write_text(first.read_text() + "\n-- edited\n")
+    with pytest.raises(TracewhError, match="changed after it was applied"):
+        tracewh.connect(db_path)
+
+
+def test_read_only_open_of_missing_warehouse_says_what_to_do(tmp_path):
+    with pytest.raises(TracewhError, match="tracewh ingest"):
+        tracewh.connect(tmp_path / "none.duckdb", read_only=True)
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_views_recreated_when_the_sql_changes(con):
+    con.execute("UPDATE store.meta SET value = 'old' WHERE key = 'views_checksum'")
+    con.execute("DROP VIEW kernels")
+    warehouse.install_views(con)
+    assert con.execute("SELECT count(*) FROM kernels").fetchall() == [(0,)]
+
+
+@pytest.mark.skipif(shutil.which("duckdb") is None, reason="duckdb CLI (pip install duckdb-cli) absent")
+def test_every_view_answers_in_the_plain_duckdb_shell(db_path):
+    con = tracewh.connect(db_path)
+    views = [v for (v,) in con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' "
+        "ORDER BY view_name").fetchall()]
+    con.close()
+    assert {"kernels", "gpu_ops", "nccl_ops", "nvtx_ranges", "iterations", "runs"} <= set(views)
+    script = "".join(f"SELECT '{v}', count(*) FROM {v};\n" for v in views)
+    done = subprocess.run(["duckdb", "-readonly", "-csv", "-noheader", str(db_path)], input=script,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [line.split(",")[0] for line in done.stdout.split()] == views
