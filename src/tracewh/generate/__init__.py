@@ -1,0 +1,1 @@
+"""Synthetic profile generators whose true numbers are known (test fixtures and benchmarks)."""

@@ -1,0 +1,98 @@
+"""The command line, end to end on the shipped sample: exit codes, stdout data, stderr talk."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import tracewh
+from tracewh.cli import app
+from tracewh.resources import sql_dir
+
+runner = CliRunner()
+SAMPLE = sql_dir().parent / "sample_db"
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("cli") / "sample.duckdb"
+    result = runner.invoke(app, ["ingest", str(SAMPLE / "traces"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "ingested 4 file(s)" in result.stderr and "runs: ddp_4ranks" in result.stderr
+    return db
+
+
+def test_every_command_has_help():
+    for command in ["ingest", "query", "sql", "runs", "remove", "shell", "metrics", "generate"]:
+        result = runner.invoke(app, [command, "--help"])
+        assert result.exit_code == 0 and "Usage" in result.output, command
+
+
+def test_query_csv_matches_the_kernels_view(sample_db):
+    result = runner.invoke(app, ["query", "gpu_kernel_summary", "--db", str(sample_db),
+                                 "--param", "rank=2", "--format", "csv"])
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    con = tracewh.connect(sample_db, read_only=True)
+    expected = dict(con.execute("SELECT name, count(*) FROM kernels WHERE rank = 2 GROUP BY name").fetchall())
+    assert {r["name"]: int(r["instances"]) for r in rows} == expected
+    assert {r["metric"] for r in rows} == {"gpu_kernel_summary"} and {r["version"] for r in rows} == {"1"}
+
+
+def test_query_json_parquet_markdown(sample_db, tmp_path):
+    base = ["query", "gpu_kernel_summary", "--db", str(sample_db), "--param", "top=3"]
+    as_json = json.loads(runner.invoke(app, [*base, "--format", "json"]).stdout)
+    assert len(as_json) == 12  # 3 names x 4 ranks
+    out = tmp_path / "k.parquet"
+    assert runner.invoke(app, [*base, "--format", "parquet", "--output", str(out)]).exit_code == 0
+    assert pl.read_parquet(out).height == 12
+    markdown = runner.invoke(app, [*base, "--format", "markdown"]).stdout
+    assert markdown.startswith("| metric | version | run_id | rank |") and markdown.count("\n") == 14
+
+
+def test_bad_parameter_and_unknown_metric_are_one_line_errors(sample_db):
+    result = runner.invoke(app, ["query", "gpu_kernel_summary", "--db", str(sample_db), "--param", "rank=x"])
+    assert result.exit_code == 1 and result.stderr.startswith("Error:") and "rank" in result.stderr
+    result = runner.invoke(app, ["query", "no_such_metric", "--db", str(sample_db)])
+    assert result.exit_code == 1 and "no_such_metric" in result.stderr
+
+
+def test_sql_and_runs(sample_db):
+    result = runner.invoke(app, ["sql", "SELECT count(DISTINCT rank) AS n FROM kernels", "--db",
+                                 str(sample_db), "--format", "csv"])
+    assert result.stdout == "n\n4\n"
+    result = runner.invoke(app, ["runs", "--db", str(sample_db), "--format", "csv"])
+    assert result.stdout.splitlines()[1].startswith("ddp_4ranks,4,4,")
+
+
+def test_remove_a_run_removes_exactly_its_rows(sample_db, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(sample_db, db)
+    result = runner.invoke(app, ["remove", "--db", str(db), "--run", "ddp_4ranks"])
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(db, read_only=True)
+    tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'store' "
+                                       "AND table_name NOT IN ('schema_migrations', 'meta')").fetchall()]
+    assert {t: con.execute(f"SELECT count(*) FROM store.{t}").fetchall()[0][0] for t in tables} == {t: 0 for t in tables}
+
+
+def test_metrics_list_and_check():
+    listed = runner.invoke(app, ["metrics", "list", "--format", "csv"])
+    assert {"gpu_kernel_summary", "gpu_trace"} <= {r["metric"] for r in csv.DictReader(io.StringIO(listed.stdout))}
+    assert runner.invoke(app, ["metrics", "check"]).exit_code == 0
+
+
+def test_shipped_sample_warehouse_matches_its_traces(sample_db, tmp_path):
+    """sample_db/sample.duckdb is the warehouse of sample_db/traces (rebuild with make sample)."""
+    copy = tmp_path / "shipped.duckdb"  # opening may upgrade its views: never touch the original
+    shutil.copy(SAMPLE / "sample.duckdb", copy)
+    shipped = tracewh.connect(copy, read_only=True)
+    fresh = tracewh.connect(sample_db, read_only=True)
+    query = "SELECT sha256, rows FROM sources ORDER BY sha256"
+    assert shipped.execute(query).fetchall() == fresh.execute(query).fetchall()
