@@ -53,13 +53,18 @@ def _db(db: Path | None) -> Path:
     return db if db is not None else default_db_path()
 
 
-@app.callback()
-def main(
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit")] = False,
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         print(f"tracewh {__version__}")
         raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit",
+                                          callback=_print_version, is_eager=True)] = False,
+) -> None:
+    """Ingest traces, then ask questions with metrics or SQL."""
 
 
 @app.command()
@@ -73,6 +78,11 @@ def ingest(
                      "holding several processes; repeatable"),
     ] = None,
     replace: Annotated[bool, typer.Option(help="Re-ingest files already in the warehouse")] = False,
+    jobs: Annotated[Optional[int], typer.Option(help="Files decoded in parallel [default: cores]",
+                                                min=1)] = None,
+    memory_limit: Annotated[str, typer.Option(
+        envvar="TRACEWH_MEMORY_LIMIT",
+        help="DuckDB memory limit while ingesting; beyond it DuckDB spills to disk")] = "512MB",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
 ) -> None:
     """Load Nsight Systems SQLite exports (and .nsys-rep reports) into the warehouse.
@@ -90,6 +100,7 @@ def ingest(
     try:
         rules = parse_rank_map(rank_map or [])
         con = connect(_db(db))
+        con.execute("SET memory_limit = ?", [memory_limit])
     except TracewhError as exc:
         _fail(str(exc))
     started = time.perf_counter()
@@ -115,7 +126,7 @@ def ingest(
             progress.update(task, advance=1, mb=progress.tasks[0].fields["mb"] + result.bytes / 1e6)
 
     with progress:
-        ingest_paths(con, paths, run=run, rank_rules=rules, replace=replace,
+        ingest_paths(con, paths, run=run, rank_rules=rules, replace=replace, jobs=jobs,
                      on_file=on_file, on_start=on_start)
     con.close()
     _summarize(results, time.perf_counter() - started, quiet)

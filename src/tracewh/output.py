@@ -7,10 +7,13 @@ import sys
 from enum import Enum
 from pathlib import Path
 
-import polars as pl
-import pyarrow as pa
+from typing import TYPE_CHECKING
+
 from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:  # polars and pyarrow load only when there is a result to write
+    import polars as pl
+    import pyarrow as pa
 
 
 class Format(str, Enum):
@@ -23,6 +26,8 @@ class Format(str, Enum):
 
 def write(result: pa.Table, fmt: Format, output: Path | None, max_rows: int,
           err: Console) -> None:
+    import polars as pl
+
     frame = pl.from_arrow(result)
     if fmt is Format.parquet:
         if output is None:
@@ -47,6 +52,8 @@ def write(result: pa.Table, fmt: Format, output: Path | None, max_rows: int,
 
 def _flatten_nested(frame: pl.DataFrame) -> pl.DataFrame:
     """Lists and structs as JSON text, for the text formats that have no nesting."""
+    import polars as pl
+
     nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
     return frame.with_columns(
         pl.col(name).map_elements(lambda v: json.dumps(v.to_list() if hasattr(v, "to_list") else v),
@@ -71,6 +78,8 @@ def _cell(value) -> str:
 
 
 def _print_table(frame: pl.DataFrame, max_rows: int, err: Console) -> None:
+    from rich.table import Table
+
     out = Console()
     if not out.is_terminal:  # piped or in make: no terminal width to fit, so do not squeeze
         out = Console(width=100_000)

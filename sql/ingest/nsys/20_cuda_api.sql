@@ -2,24 +2,30 @@
 -- Out: temp table _launches (pid, correlation_id, tid, start_ns, iteration): the call that
 -- launched each GPU op, joined on correlationId AND process (ids repeat across processes).
 
-INSERT INTO store.cuda_api
-SELECT getvariable('run_id'), r.rank, getvariable('file_id'), c.pid, c.tid, c.start_ns, c.end_ns,
-       regexp_replace(s.value, '_v[0-9]+$', ''),
-       CASE c.eventClass WHEN 0 THEN 'runtime' WHEN 1 THEN 'driver' END,
-       c.correlationId, c.returnValue,
-       CASE WHEN c.start_ns < i.end_ns THEN i.iteration END
+CREATE OR REPLACE TEMP TABLE _api AS
+SELECT r.rank, c.pid, c.tid, c.start_ns, c.end_ns, s.name, c.eventClass, c.correlationId,
+       c.returnValue,
+       CASE WHEN c.start_ns < i.end_ns THEN i.iteration END AS iteration
 FROM (
     SELECT *, (globalTid >> 24) & 16777215 AS pid, globalTid & 16777215 AS tid,
            start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns
     FROM _nsys_runtime
 ) c
 JOIN _nsys_ranks r ON r.pid = c.pid
-LEFT JOIN _nsys_strings s ON s.id = c.nameId
+-- strip the _vNNNN version suffix once per distinct name, not once per call
+LEFT JOIN (SELECT id, regexp_replace(value, '_v[0-9]+$', '') AS name FROM _nsys_strings) s
+       ON s.id = c.nameId
 ASOF LEFT JOIN _iterations i ON i.pid = c.pid AND c.start_ns >= i.start_ns;
 
+INSERT INTO store.cuda_api
+SELECT getvariable('run_id'), rank, getvariable('file_id'), pid, tid, start_ns, end_ns, name,
+       CASE eventClass WHEN 0 THEN 'runtime' WHEN 1 THEN 'driver' END,
+       correlationId, returnValue, iteration
+FROM _api;
+
 CREATE OR REPLACE TEMP TABLE _launches AS
-SELECT pid, correlation_id, arg_min(tid, start_ns) AS tid, min(start_ns) AS start_ns,
-       arg_min(iteration, start_ns) AS iteration
-FROM store.cuda_api
-WHERE file_id = getvariable('file_id') AND correlation_id IS NOT NULL
-GROUP BY pid, correlation_id;
+SELECT pid, correlationId AS correlation_id, arg_min(tid, start_ns) AS tid,
+       min(start_ns) AS start_ns, arg_min(iteration, start_ns) AS iteration
+FROM _api
+WHERE correlationId IS NOT NULL
+GROUP BY pid, correlationId;

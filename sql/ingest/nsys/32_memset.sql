@@ -3,12 +3,14 @@ INSERT INTO store.memset
 SELECT getvariable('run_id'), r.rank, getvariable('file_id'), m.pid, m.deviceId, m.contextId,
        m.streamId, m.start_ns, m.end_ns, m.correlationId, m.bytes, m.value,
        nsys_mem_kind(m.memKind),
-       CASE WHEN l.pid IS NOT NULL THEN l.iteration WHEN m.start_ns < i.end_ns THEN i.iteration END
+       coalesce(l.iteration, (
+           -- no launch call in the file: the host step whose range holds the op's start
+           SELECT max(i.iteration) FROM _iterations i
+           WHERE l.pid IS NULL AND i.pid = m.pid AND m.start_ns >= i.start_ns AND m.start_ns < i.end_ns))
 FROM (
     SELECT *, (globalPid >> 24) & 16777215 AS pid,
            start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns
     FROM _nsys_memset
 ) m
 JOIN _nsys_ranks r ON r.pid = m.pid
-LEFT JOIN _launches l ON l.pid = m.pid AND l.correlation_id = m.correlationId
-ASOF LEFT JOIN _iterations i ON i.pid = m.pid AND m.start_ns >= i.start_ns;
+LEFT JOIN _launches l ON l.pid = m.pid AND l.correlation_id = m.correlationId;

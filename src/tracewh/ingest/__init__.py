@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -43,42 +47,88 @@ def ingest_paths(
     run: str | None = None,
     rank_rules: list[RankRule] | None = None,
     replace: bool = False,
+    jobs: int | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Candidate]], None] | None = None,
 ) -> list[FileResult]:
-    """Ingest every trace under `paths`; a bad file is reported and the others still load."""
+    """Ingest every trace under `paths`; a bad file is reported and the others still load.
+
+    Decoding a file (hashing, parsing, staging into its own temporary tables) runs on `jobs`
+    worker threads, ahead of the main thread, which writes one file at a time, each in its own
+    transaction, so rank numbering and duplicate checks see every earlier file.
+    """
     candidates, errors = discover(paths, run)
     results = [FileResult(Path(e.path), "failed", message=str(e)) for e in errors]
     if on_start:
         on_start(candidates)
     for result in results:
         on_file and on_file(result)
-    for candidate in candidates:
-        result = ingest_file(con, candidate, rank_rules or [], replace)
-        results.append(result)
-        on_file and on_file(result)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    queue = iter(candidates)
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
+        ahead = deque(pool.submit(_prepare, con, c, replace) for c in islice(queue, jobs))
+        while ahead:
+            prepared = ahead.popleft().result()
+            ahead.extend(pool.submit(_prepare, con, c, replace) for c in islice(queue, 1))
+            result = _finish(prepared, rank_rules or [], replace)
+            results.append(result)
+            on_file and on_file(result)
     return results
 
 
-def ingest_file(con: duckdb.DuckDBPyConnection, candidate: Candidate, rules: list[RankRule],
-                replace: bool) -> FileResult:
-    started = time.perf_counter()
-    path = candidate.path
-    result = FileResult(path, "failed", candidate.run_id)
+@dataclass
+class _Prepared:
+    """A file decoded into temporary tables of its own cursor, waiting to be written."""
+
+    candidate: Candidate
+    result: FileResult
+    cursor: duckdb.DuckDBPyConnection | None = None
+    source_path: Path | None = None
+    digest: str | None = None
+    info: object = None
+    started: float = 0.0
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool) -> _Prepared:
+    prepared = _Prepared(candidate, FileResult(candidate.path, "failed", candidate.run_id),
+                         started=time.perf_counter())
     try:
-        source_path = path
+        prepared.cursor = con.cursor()
+        source_path = candidate.path
         if candidate.format == NSYS_REPORT:
-            source_path = nsys_report.export_sqlite(path)
-        result.bytes = source_path.stat().st_size
-        digest = sha256_of(source_path)
-        known = first_row(con, "SELECT file_id, run_id FROM store.sources WHERE sha256 = ?",
-                          [digest])
+            source_path = nsys_report.export_sqlite(candidate.path)
+        prepared.source_path = source_path
+        prepared.result.bytes = source_path.stat().st_size
+        prepared.digest = sha256_of(source_path)
+        if _already_ingested(prepared.cursor, prepared.digest) and not replace:
+            return prepared  # _finish reports the skip
+        if candidate.format in (NSYS_SQLITE, NSYS_REPORT):
+            prepared.info = nsys.prepare(prepared.cursor, source_path)
+        elif candidate.format == KINETO_JSON:
+            raise IngestError(candidate.path, "Kineto JSON ingest is not available in this version")
+        else:
+            raise TracewhError(f"{candidate.path}: unknown format {candidate.format}")
+    except Exception as exc:  # reported by _finish, in file order
+        prepared.info = exc
+    return prepared
+
+
+def _already_ingested(con: duckdb.DuckDBPyConnection, digest: str):
+    return first_row(con, "SELECT file_id, run_id FROM store.sources WHERE sha256 = ?", [digest])
+
+
+def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool) -> FileResult:
+    result, con, path = prepared.result, prepared.cursor, prepared.candidate.path
+    try:
+        if isinstance(prepared.info, Exception):
+            raise prepared.info
+        known = _already_ingested(con, prepared.digest)
         if known and not replace:
             result.status, result.run_id = "skipped", known[1]
             result.message = f"{path}: already ingested (run {known[1]!r}, file_id {known[0]})"
             return result
         stale = con.execute("SELECT file_id FROM store.sources WHERE path = ? OR sha256 = ?",
-                            [str(path), digest]).fetchall()
+                            [str(path), prepared.digest]).fetchall()
         if stale and not replace:
             raise IngestError(path, "this path was ingested before with different content",
                               "use --replace to re-ingest it")
@@ -86,7 +136,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, candidate: Candidate, rules: lis
         try:
             for (old_id,) in stale:
                 remove_source(con, old_id)
-            result.rows = _load(con, candidate, source_path, digest, rules)
+            result.rows = _load(con, prepared, rules)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -99,32 +149,29 @@ def ingest_file(con: duckdb.DuckDBPyConnection, candidate: Candidate, rules: lis
     except duckdb.Error as exc:
         result.message = str(IngestError(path, f"could not be loaded: {str(exc).splitlines()[0]}"))
     finally:
-        result.seconds = time.perf_counter() - started
+        if con is not None:
+            con.close()
+        result.seconds = time.perf_counter() - prepared.started
     return result
 
 
-def _load(con, candidate: Candidate, source_path: Path, digest: str, rules: list[RankRule]) -> int:
+def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule]) -> int:
+    candidate, source_path = prepared.candidate, prepared.source_path
     file_id = first_row(con, "SELECT nextval('store.file_id_seq')")[0]
     con.execute(
         "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
         [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
-    if candidate.format in (NSYS_SQLITE, NSYS_REPORT):
-        info = nsys.load(con, source_path, candidate.run_id, file_id, rules)
-        fmt, tool, schema = NSYS_SQLITE, info.tool_version, info.schema_version
-        has_utc, origin, host, warnings = (info.utc_epoch_ns is not None, info.origin_ns,
-                                           info.host, info.warnings)
-    elif candidate.format == KINETO_JSON:
-        raise IngestError(candidate.path, "Kineto JSON ingest is not available in this version")
-    else:
-        raise TracewhError(f"{candidate.path}: unknown format {candidate.format}")
+    info = prepared.info
+    nsys.load(con, source_path, info, candidate.run_id, file_id, rules)
     set_variables(con, file_id=file_id)
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(
         "INSERT INTO store.sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [file_id, candidate.run_id, str(candidate.path), digest, fmt, tool, schema,
-         source_path.stat().st_size, rows, has_utc, origin, host,
-         "; ".join(warnings) or None, utc_now()])
+        [file_id, candidate.run_id, str(candidate.path), prepared.digest, NSYS_SQLITE,
+         info.tool_version, info.schema_version, source_path.stat().st_size, rows,
+         info.utc_epoch_ns is not None, info.origin_ns, info.host,
+         "; ".join(info.warnings) or None, utc_now()])
     return rows
 
 

@@ -204,17 +204,22 @@ def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def load(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, file_id: int,
-         rules: list[RankRule]) -> ExportInfo:
-    """Stage one export and write it into the stored tables (inside the caller's transaction)."""
+def prepare(con: duckdb.DuckDBPyConnection, path: Path) -> ExportInfo:
+    """Read the export's metadata and stage its tables into temp tables of `con`."""
     info = read_export_info_named(path)
     stage(con, path, info)
+    return info
+
+
+def load(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, run_id: str,
+         file_id: int, rules: list[RankRule]) -> None:
+    """Write a staged export into the stored tables (inside the caller's transaction)."""
     assign_ranks(con, path, info, run_id, rules)
     set_variables(con, run_id=run_id, file_id=file_id, origin_ns=info.origin_ns)
     run_folder(con, "ingest/nsys")
-    for name in [*TABLES, "ranks"]:
-        con.execute(f"DROP TABLE IF EXISTS temp._nsys_{name}")
-    return info
+    for name in [*(f"_nsys_{t}" for t in TABLES), "_nsys_ranks", "_api", "_launches", "_nvtx",
+                 "_nvtx_depth", "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named"]:
+        con.execute(f"DROP TABLE IF EXISTS temp.{name}")
 
 
 def read_export_info_named(path: Path) -> ExportInfo:
