@@ -5,7 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import polars as pl
 import pytest
@@ -96,3 +99,20 @@ def test_shipped_sample_warehouse_matches_its_traces(sample_db, tmp_path):
     fresh = tracewh.connect(sample_db, read_only=True)
     query = "SELECT sha256, rows FROM sources ORDER BY sha256"
     assert shipped.execute(query).fetchall() == fresh.execute(query).fetchall()
+
+
+def test_shell_opens_the_duckdb_cli_read_only(sample_db, tmp_path):
+    stub = tmp_path / "duckdb"  # a stand-in shell that records how it was started
+    stub.write_text(f'#!/bin/sh\necho "$@" > {tmp_path / "args"}\n')
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.path.dirname(sys.executable)}"}
+    done = subprocess.run([sys.executable, "-m", "tracewh.cli", "shell", "--db", str(sample_db)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "args").read_text().split() == ["-readonly", str(sample_db)]
+
+
+def test_shell_without_duckdb_says_how_to_get_it(sample_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = runner.invoke(app, ["shell", "--db", str(sample_db)])
+    assert result.exit_code == 1 and "pip install duckdb-cli" in result.stderr
