@@ -23,7 +23,7 @@ demo: $(BIN)/tracewh
 
 ## Run the test suite (real traces from ../shared/data are used when present).
 test: $(BIN)/tracewh
-	$(BIN)/python -m pytest
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs
 
 ## Benchmarks: print throughput, peak memory and ratios against a baseline.
 bench: $(BIN)/tracewh
