@@ -115,3 +115,19 @@ def test_gpu_trace_window_relative_to_each_source(job):
     expected = sorted((k.start_ns, k.end_ns) for k in truth.kernels[rank]
                       if k.start_ns <= origin + hi and k.end_ns >= origin + lo)
     assert got == expected and len(expected) > 10
+
+
+def test_nvtx_nesting_marks_enclose_nothing(job):
+    con, _ = job
+    # phases sit directly inside their ProfilerStep; marks are points that contain nothing
+    rows = con.execute("""
+        SELECT c.name, c.depth, p.name FROM nvtx_ranges c
+        LEFT JOIN nvtx_ranges p ON p.file_id = c.file_id AND p.range_id = c.parent_id
+        WHERE c.rank = 0 AND c.domain IS NULL""").fetchall()
+    by_name = {}
+    for name, depth, parent in rows:
+        by_name.setdefault(name.split("#")[0], set()).add((depth, parent.split("#")[0] if parent else None))
+    assert by_name["ProfilerStep"] == {(0, None)}
+    assert by_name["forward"] == by_name["backward"] == by_name["optimizer"] == {(1, "ProfilerStep")}
+    assert not con.execute("SELECT count(*) FROM nvtx_ranges c JOIN nvtx_ranges p ON p.file_id = c.file_id "
+                           "AND p.range_id = c.parent_id WHERE p.kind = 'mark'").fetchall()[0][0]

@@ -42,10 +42,11 @@ def test_older_warehouse_is_upgraded_in_place(db_path, tmp_path, monkeypatch):
     con = tracewh.connect(db_path)
     con.execute("INSERT INTO store.meta VALUES ('kept', 'yes')")
     con.close()
-    _fake_migrations(tmp_path, monkeypatch,
-                     {"0002_add_note.sql": "ALTER TABLE store.runs ADD COLUMN note VARCHAR;"})
+    following = len(warehouse.load_migrations()) + 1
+    _fake_migrations(tmp_path, monkeypatch, {
+        f"{following:04d}_add_note.sql": "ALTER TABLE store.runs ADD COLUMN note VARCHAR;"})
     con = tracewh.connect(db_path)
-    assert con.execute("SELECT max(version) FROM store.schema_migrations").fetchall() == [(2,)]
+    assert con.execute("SELECT max(version) FROM store.schema_migrations").fetchall() == [(following,)]
     assert con.execute("SELECT value FROM store.meta WHERE key = 'kept'").fetchall() == [("yes",)]
     assert "note" in [c[0] for c in con.execute("DESCRIBE store.runs").fetchall()]
 

@@ -32,3 +32,33 @@ CREATE OR REPLACE MACRO nccl_collective_from_api(name) AS
         WHEN 'ncclAlltoAll' THEN 'AllToAll' WHEN 'ncclAllToAll' THEN 'AllToAll'
         WHEN 'ncclGather' THEN 'Gather' WHEN 'ncclScatter' THEN 'Scatter'
     END;
+
+-- c10d / ProcessGroup names (record_param_comms "Collective name", nccl:* and gloo:* annotations,
+-- c10d::* ops) -> collective: allreduce, nccl:all_reduce, c10d::allreduce_ -> AllReduce;
+-- _allgather_base -> AllGather; all_to_allv -> AllToAll; ...
+CREATE OR REPLACE MACRO nccl_collective_from_c10d(name) AS (
+    WITH n AS (SELECT replace(lower(regexp_replace(name, '^(nccl|gloo|c10d|xccl|rccl)::?', '')), '_', '') AS s)
+    SELECT CASE
+        WHEN s LIKE '%allreduce%' THEN 'AllReduce'
+        WHEN s LIKE '%allgather%' THEN 'AllGather'
+        WHEN s LIKE '%reducescatter%' THEN 'ReduceScatter'
+        WHEN s LIKE '%alltoall%' THEN 'AllToAll'
+        WHEN s LIKE '%broadcast%' THEN 'Broadcast'
+        WHEN s LIKE '%barrier%' THEN 'Barrier'
+        WHEN s LIKE 'send%' OR s LIKE '%isend%' THEN 'Send'
+        WHEN s LIKE 'recv%' OR s LIKE '%irecv%' THEN 'Recv'
+        WHEN s LIKE '%reduce%' THEN 'Reduce'
+        WHEN s LIKE '%gather%' THEN 'Gather'
+        WHEN s LIKE '%scatter%' THEN 'Scatter'
+    END FROM n);
+
+-- Bytes per element of a c10 ScalarType name as record_param_comms writes it ("Float", "BFloat16").
+CREATE OR REPLACE MACRO dtype_bytes(dtype) AS
+    CASE
+        WHEN dtype IN ('Double', 'Long', 'ComplexFloat', 'UInt64', 'Float64', 'Int64') THEN 8
+        WHEN dtype IN ('Float', 'Int', 'UInt32', 'ComplexHalf', 'Float32', 'Int32') THEN 4
+        WHEN dtype IN ('Half', 'BFloat16', 'Short', 'UInt16', 'Float16', 'Int16') THEN 2
+        WHEN dtype IN ('Byte', 'Char', 'Bool', 'QInt8', 'QUInt8', 'UInt8', 'Int8')
+          OR dtype LIKE 'Float8%' THEN 1
+        WHEN dtype = 'ComplexDouble' THEN 16
+    END;

@@ -12,6 +12,7 @@ SELECT
     name,             -- without the _vNNNN suffix
     api_kind,         -- runtime | driver
     correlation_id,   -- links to kernels/memcpy/memset on (file_id, pid, correlation_id)
+    external_id,      -- Kineto: the CPU op it ran under
     return_value,
     iteration
 FROM store.cuda_api;

@@ -14,11 +14,13 @@ SELECT
     short_name,               -- base name
     kernel_kind(name) AS kind, -- compute | comm | sync | other
     correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
+    external_id,              -- Kineto: the CPU op that launched it (cpu_ops.external_id)
     grid_x, grid_y, grid_z,
     block_x, block_y, block_z,
     registers_per_thread,
     static_smem_bytes,
     dynamic_smem_bytes,
+    shared_mem_bytes,         -- static + dynamic (Kineto reports only the total)
     graph_node_id,
     iteration                 -- iteration of the CPU call that launched it
 FROM store.kernels;

@@ -15,5 +15,6 @@ SELECT
     src_kind,         -- Pageable, Pinned, Device, ...
     dst_kind,
     correlation_id,
+    external_id,
     iteration
 FROM store.memcpy;

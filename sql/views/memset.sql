@@ -14,5 +14,6 @@ SELECT
     value,
     mem_kind,
     correlation_id,
+    external_id,
     iteration
 FROM store.memset;

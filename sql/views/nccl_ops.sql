@@ -11,10 +11,13 @@ SELECT
     end_ns,
     end_ns - start_ns AS dur_ns,
     collective,          -- AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Send, Recv, SendRecv
+    collective_name,     -- as the profiler wrote it (Kineto "Collective name": allreduce, _allgather_base)
     algorithm,           -- RING, TREE, ...
     protocol,            -- LL, LL128, SIMPLE
     dtype,
     reduce_op,
+    in_nelems,           -- elements sent (Kineto "In msg nelems")
+    out_nelems,          -- elements received
     in_bytes,
     out_bytes,
     full_bytes,          -- nccl-tests size (AllGather: output size)

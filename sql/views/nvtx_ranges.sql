@@ -17,5 +17,6 @@ SELECT
     parent_id,         -- range_id of the tightest enclosing range on the same thread
     category,
     color,
-    payload
+    payload,
+    external_id        -- Kineto: links an annotation to the runtime calls and GPU work under it
 FROM store.nvtx_ranges;

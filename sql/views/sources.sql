@@ -14,5 +14,6 @@ SELECT
     origin_ns,       -- UTC epoch ns of the source's time zero
     host,
     warnings,
+    metadata,        -- JSON: Kineto top-level keys (distributedInfo, deviceProperties, versions)
     ingested_at
 FROM store.sources;

@@ -15,6 +15,9 @@ class IngestError(TracewhError):
         text = f"{self.path}: {problem}"
         super().__init__(f"{text} - {hint}" if hint else text)
 
+    def __reduce__(self):  # travels back from decoder processes intact
+        return (type(self), (self.path, self.problem, self.hint))
+
 
 class WarehouseBusy(TracewhError):
     pass

@@ -36,44 +36,19 @@ FROM events ev
 JOIN _nsys_ranks r ON r.pid = ev.pid
 LEFT JOIN domains d ON d.pid = ev.pid AND d.domainId = ev.domainId AND ev.domainId <> 0;
 
--- Nesting of push/pop ranges and marks per thread, by one sorted sweep: each start opens a
--- range, each end closes one; a range's depth is the number of ranges open just before it
--- starts. Ends sort before starts at the same instant (back-to-back ranges are siblings), and
--- starts at one instant sort longest first (the outer range). Zero-length ranges and marks
--- never enclose anything. Unterminated ranges stay open to the end.
-CREATE OR REPLACE TEMP TABLE _nvtx_depth AS
-WITH spans AS (
-    SELECT range_id, pid, tid, start_ns,
-           coalesce(end_ns, 9223372036854775807) AS stop_ns,
-           coalesce(end_ns, 9223372036854775807) > start_ns AS encloses
-    FROM _nvtx WHERE kind IN ('push_pop', 'mark')
-), sweep AS (
-    SELECT range_id, pid, tid, start_ns AS ts, 1 AS phase, stop_ns AS len_key,
-           CASE WHEN encloses THEN 1 ELSE 0 END AS delta, encloses
-    FROM spans
-    UNION ALL
-    SELECT range_id, pid, tid, stop_ns, 0, 0, -1, encloses
-    FROM spans WHERE encloses AND stop_ns < 9223372036854775807
-), ordered AS (
-    SELECT *,
-           coalesce(sum(delta) OVER w_before, 0) AS depth,
-           row_number() OVER w_all AS seq
-    FROM sweep
-    WINDOW w_all AS (PARTITION BY pid, tid ORDER BY ts, phase, len_key DESC, range_id),
-           w_before AS (w_all ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-)
-SELECT range_id, pid, tid, depth, seq, encloses FROM ordered WHERE phase = 1;
+-- Depth and parent of push/pop ranges and marks on their thread (start/end ranges may cross
+-- threads and overlap: they get none).
+CREATE OR REPLACE TEMP VIEW _nvtx_nested AS
+SELECT range_id, pid, tid, start_ns,
+       CASE WHEN kind = 'mark' THEN start_ns ELSE end_ns END AS end_ns  -- a mark is a point
+FROM _nvtx WHERE kind IN ('push_pop', 'mark');
 
-INSERT INTO store.nvtx_ranges
-SELECT getvariable('run_id'), n.rank, getvariable('file_id'), n.range_id, n.pid, n.tid,
-       n.start_ns, n.end_ns, n.domain, n.name, n.kind, child.depth, parent.range_id,
-       n.category, n.color, NULL
+INSERT INTO store.nvtx_ranges BY NAME
+SELECT getvariable('run_id') AS run_id, n.rank, getvariable('file_id') AS file_id, n.range_id,
+       n.pid, n.tid, n.start_ns, n.end_ns, n.domain, n.name, n.kind, nest.depth,
+       nest.parent_id, n.category, n.color
 FROM _nvtx n
-LEFT JOIN _nvtx_depth child ON child.range_id = n.range_id
--- The parent is the last enclosing-capable range one level up that started before the child.
-ASOF LEFT JOIN (SELECT * FROM _nvtx_depth WHERE encloses) parent
-    ON parent.pid = child.pid AND parent.tid = child.tid
-   AND parent.depth = child.depth - 1 AND child.seq >= parent.seq;
+LEFT JOIN range_nesting('_nvtx_nested') nest USING (range_id);
 
 CREATE OR REPLACE TEMP TABLE _iterations AS
 SELECT pid, iteration_number(name) AS iteration, start_ns,

@@ -17,10 +17,11 @@ LEFT JOIN (SELECT id, regexp_replace(value, '_v[0-9]+$', '') AS name FROM _nsys_
        ON s.id = c.nameId
 ASOF LEFT JOIN _iterations i ON i.pid = c.pid AND c.start_ns >= i.start_ns;
 
-INSERT INTO store.cuda_api
-SELECT getvariable('run_id'), rank, getvariable('file_id'), pid, tid, start_ns, end_ns, name,
-       CASE eventClass WHEN 0 THEN 'runtime' WHEN 1 THEN 'driver' END,
-       correlationId, returnValue, iteration
+INSERT INTO store.cuda_api BY NAME
+SELECT getvariable('run_id') AS run_id, rank, getvariable('file_id') AS file_id, pid, tid,
+       start_ns, end_ns, name,
+       CASE eventClass WHEN 0 THEN 'runtime' WHEN 1 THEN 'driver' END AS api_kind,
+       correlationId AS correlation_id, returnValue AS return_value, iteration
 FROM _api;
 
 CREATE OR REPLACE TEMP TABLE _launches AS

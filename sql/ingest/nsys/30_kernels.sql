@@ -1,15 +1,22 @@
 -- GPU kernels -> store.kernels. A kernel's iteration is its launching call's; when the link is
 -- missing, the iteration whose host range contains the kernel's start.
-INSERT INTO store.kernels
-SELECT getvariable('run_id'), r.rank, getvariable('file_id'), k.pid, k.deviceId, k.contextId,
-       k.streamId, k.start_ns, k.end_ns,
-       coalesce(dn.value, sn.value, '<unknown>'), sn.value, k.correlationId,
-       k.gridX, k.gridY, k.gridZ, k.blockX, k.blockY, k.blockZ, k.registersPerThread,
-       k.staticSharedMemory, k.dynamicSharedMemory, k.graphNodeId,
+INSERT INTO store.kernels BY NAME
+SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_id, k.pid,
+       k.deviceId AS device_id, k.contextId AS context_id, k.streamId AS stream_id,
+       k.start_ns, k.end_ns,
+       coalesce(dn.value, sn.value, '<unknown>') AS name, sn.value AS short_name,
+       k.correlationId AS correlation_id,
+       k.gridX AS grid_x, k.gridY AS grid_y, k.gridZ AS grid_z,
+       k.blockX AS block_x, k.blockY AS block_y, k.blockZ AS block_z,
+       k.registersPerThread AS registers_per_thread,
+       k.staticSharedMemory AS static_smem_bytes, k.dynamicSharedMemory AS dynamic_smem_bytes,
+       k.staticSharedMemory + k.dynamicSharedMemory AS shared_mem_bytes,
+       k.graphNodeId AS graph_node_id,
        coalesce(l.iteration, (
            -- no launch call in the file: the host step whose range holds the op's start
            SELECT max(i.iteration) FROM _iterations i
            WHERE l.pid IS NULL AND i.pid = k.pid AND k.start_ns >= i.start_ns AND k.start_ns < i.end_ns))
+           AS iteration
 FROM (
     SELECT *, (globalPid >> 24) & 16777215 AS pid,
            start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns

@@ -1,12 +1,14 @@
 -- Memsets -> store.memset.
-INSERT INTO store.memset
-SELECT getvariable('run_id'), r.rank, getvariable('file_id'), m.pid, m.deviceId, m.contextId,
-       m.streamId, m.start_ns, m.end_ns, m.correlationId, m.bytes, m.value,
-       nsys_mem_kind(m.memKind),
+INSERT INTO store.memset BY NAME
+SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_id, m.pid,
+       m.deviceId AS device_id, m.contextId AS context_id, m.streamId AS stream_id,
+       m.start_ns, m.end_ns, m.correlationId AS correlation_id, m.bytes, m.value,
+       nsys_mem_kind(m.memKind) AS mem_kind,
        coalesce(l.iteration, (
            -- no launch call in the file: the host step whose range holds the op's start
            SELECT max(i.iteration) FROM _iterations i
            WHERE l.pid IS NULL AND i.pid = m.pid AND m.start_ns >= i.start_ns AND m.start_ns < i.end_ns))
+           AS iteration
 FROM (
     SELECT *, (globalPid >> 24) & 16777215 AS pid,
            start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns

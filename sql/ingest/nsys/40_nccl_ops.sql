@@ -46,18 +46,18 @@ SELECT kernel_no, launcher_collective, launcher, launcher_start, 'nvtx'
 FROM _nccl_launched
 WHERE launcher IS NOT NULL AND launcher <> 'ncclGroupEnd';
 
-INSERT INTO store.nccl_ops
-SELECT getvariable('run_id'), k.rank, getvariable('file_id'), k.pid, k.device_id, k.stream_id,
-       k.start_ns, k.end_ns, k.correlation_id,
-       coalesce(n.collective, nccl_collective_from_kernel(k.name), 'Unknown'),
-       nccl_algorithm_from_kernel(k.name), nccl_protocol_from_kernel(k.name),
-       NULL, NULL,              -- dtype, reduce op: in NVTX payload blobs only (not exported by default)
-       NULL, NULL, NULL, NULL,  -- in/out/full bytes, group size: likewise
-       NULL, NULL, NULL, NULL, NULL, NULL,
+-- dtype, reduce op, sizes, group size and communicator live in NVTX payload blobs, which
+-- nsys export leaves out by default: they stay NULL.
+INSERT INTO store.nccl_ops BY NAME
+SELECT getvariable('run_id') AS run_id, k.rank, getvariable('file_id') AS file_id, k.pid,
+       k.device_id, k.stream_id, k.start_ns, k.end_ns, k.correlation_id,
+       coalesce(n.collective, nccl_collective_from_kernel(k.name), 'Unknown') AS collective,
+       nccl_algorithm_from_kernel(k.name) AS algorithm,
+       nccl_protocol_from_kernel(k.name) AS protocol,
        -- Without communicator ids the cross-rank key is the per-rank ordinal of the collective.
-       coalesce(n.collective, nccl_collective_from_kernel(k.name), 'Unknown') || ':' ||
-           row_number() OVER (PARTITION BY k.rank, coalesce(n.collective, nccl_collective_from_kernel(k.name), 'Unknown')
-                              ORDER BY k.start_ns, n.api_start_ns),
-       k.name, n.api_name, coalesce(n.source, 'kernel_name'), k.iteration
+       collective || ':' || row_number() OVER (PARTITION BY k.rank, collective
+                                               ORDER BY k.start_ns, n.api_start_ns) AS op_key,
+       k.name AS kernel_name, n.api_name,
+       coalesce(n.source, 'kernel_name') AS collective_source, k.iteration
 FROM _nccl_launched k
 LEFT JOIN _nccl_named n USING (kernel_no);

@@ -6,7 +6,10 @@ import hashlib
 import os
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +20,7 @@ import duckdb
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..warehouse import first_row, utc_now
-from . import nsys, nsys_report
+from . import kineto, nsys, nsys_report
 from .discover import KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, Candidate, RankRule, discover
 from .sqlscript import run_script, set_variables
 
@@ -64,16 +67,32 @@ def ingest_paths(
     for result in results:
         on_file and on_file(result)
     jobs = max(1, jobs or os.cpu_count() or 1)
+    files_per_run = Counter(c.run_id for c in candidates)
+    decoders = _decoder_pool(jobs) if any(c.format == KINETO_JSON for c in candidates) else None
     queue = iter(candidates)
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
-        ahead = deque(pool.submit(_prepare, con, c, replace) for c in islice(queue, jobs))
-        while ahead:
-            prepared = ahead.popleft().result()
-            ahead.extend(pool.submit(_prepare, con, c, replace) for c in islice(queue, 1))
-            result = _finish(prepared, rank_rules or [], replace)
-            results.append(result)
-            on_file and on_file(result)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
+            def submit(c):
+                return pool.submit(_prepare, con, c, replace, decoders)
+
+            ahead = deque(submit(c) for c in islice(queue, jobs))
+            while ahead:
+                prepared = ahead.popleft().result()
+                ahead.extend(submit(c) for c in islice(queue, 1))
+                alone = files_per_run[prepared.candidate.run_id] == 1
+                result = _finish(prepared, rank_rules or [], replace, alone)
+                results.append(result)
+                on_file and on_file(result)
+    finally:
+        if decoders is not None:
+            decoders.shutdown(cancel_futures=True)
     return results
+
+
+def _decoder_pool(jobs: int) -> ProcessPoolExecutor:
+    """Worker processes for JSON decoding, which is Python work the GIL would serialise.
+    Spawned, not forked: the parent holds DuckDB's threads."""
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
 
 
 @dataclass
@@ -89,7 +108,8 @@ class _Prepared:
     started: float = 0.0
 
 
-def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool) -> _Prepared:
+def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool,
+             decoders: ProcessPoolExecutor | None) -> _Prepared:
     prepared = _Prepared(candidate, FileResult(candidate.path, "failed", candidate.run_id),
                          started=time.perf_counter())
     try:
@@ -105,7 +125,11 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
         if candidate.format in (NSYS_SQLITE, NSYS_REPORT):
             prepared.info = nsys.prepare(prepared.cursor, source_path)
         elif candidate.format == KINETO_JSON:
-            raise IngestError(candidate.path, "Kineto JSON ingest is not available in this version")
+            try:
+                prepared.info = decoders.submit(kineto.decode, source_path).result()
+            except BrokenProcessPool:
+                raise IngestError(candidate.path, "the decoder process died while reading it "
+                                  "(out of memory?)", "retry with fewer --jobs") from None
         else:
             raise TracewhError(f"{candidate.path}: unknown format {candidate.format}")
     except Exception as exc:  # reported by _finish, in file order
@@ -117,7 +141,7 @@ def _already_ingested(con: duckdb.DuckDBPyConnection, digest: str):
     return first_row(con, "SELECT file_id, run_id FROM store.sources WHERE sha256 = ?", [digest])
 
 
-def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool) -> FileResult:
+def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bool) -> FileResult:
     result, con, path = prepared.result, prepared.cursor, prepared.candidate.path
     try:
         if isinstance(prepared.info, Exception):
@@ -136,7 +160,7 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool) -> FileRe
         try:
             for (old_id,) in stale:
                 remove_source(con, old_id)
-            result.rows = _load(con, prepared, rules)
+            result.rows = _load(con, prepared, rules, alone)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -155,23 +179,29 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool) -> FileRe
     return result
 
 
-def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule]) -> int:
+def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule],
+          alone: bool) -> int:
     candidate, source_path = prepared.candidate, prepared.source_path
     file_id = first_row(con, "SELECT nextval('store.file_id_seq')")[0]
     con.execute(
         "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
         [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
-    info = prepared.info
-    nsys.load(con, source_path, info, candidate.run_id, file_id, rules)
+    if candidate.format == KINETO_JSON:
+        facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
+                            alone)
+    else:
+        facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
     set_variables(con, file_id=file_id)
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(
-        "INSERT INTO store.sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [file_id, candidate.run_id, str(candidate.path), prepared.digest, NSYS_SQLITE,
-         info.tool_version, info.schema_version, source_path.stat().st_size, rows,
-         info.utc_epoch_ns is not None, info.origin_ns, info.host,
-         "; ".join(info.warnings) or None, utc_now()])
+        "INSERT INTO store.sources (file_id, run_id, path, sha256, format, tool_version, "
+        "schema_version, bytes, rows, has_utc, origin_ns, host, warnings, ingested_at, metadata) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [file_id, candidate.run_id, str(candidate.path), prepared.digest, facts.format,
+         facts.tool_version, facts.schema_version, source_path.stat().st_size, rows,
+         facts.has_utc, facts.origin_ns, facts.host, "; ".join(facts.warnings) or None,
+         utc_now(), facts.metadata])
     return rows
 
 

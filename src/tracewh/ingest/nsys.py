@@ -19,6 +19,8 @@ import duckdb
 
 from ..errors import IngestError
 from .discover import RankRule, rank_from_filename, rank_from_map
+from .ranks import claim, taken_ranks
+from .source import SourceFacts
 from .sqlscript import run_folder, set_variables
 
 INT, TEXT = "BIGINT", "VARCHAR"
@@ -212,14 +214,17 @@ def prepare(con: duckdb.DuckDBPyConnection, path: Path) -> ExportInfo:
 
 
 def load(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, run_id: str,
-         file_id: int, rules: list[RankRule]) -> None:
+         file_id: int, rules: list[RankRule]) -> SourceFacts:
     """Write a staged export into the stored tables (inside the caller's transaction)."""
     assign_ranks(con, path, info, run_id, rules)
     set_variables(con, run_id=run_id, file_id=file_id, origin_ns=info.origin_ns)
     run_folder(con, "ingest/nsys")
     for name in [*(f"_nsys_{t}" for t in TABLES), "_nsys_ranks", "_api", "_launches", "_nvtx",
-                 "_nvtx_depth", "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named"]:
+                 "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named"]:
         con.execute(f"DROP TABLE IF EXISTS temp.{name}")
+    con.execute("DROP VIEW IF EXISTS temp._nvtx_nested")
+    return SourceFacts("nsys-sqlite", info.tool_version, info.schema_version,
+                       info.utc_epoch_ns is not None, info.origin_ns, info.host, info.warnings)
 
 
 def read_export_info_named(path: Path) -> ExportInfo:
@@ -248,9 +253,7 @@ def assign_ranks(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, r
         raise IngestError(path, "empty trace: no kernels, memory operations or CUDA API calls",
                           "profile with --trace=cuda and export again")
     single = len(pids) == 1
-    taken = dict(con.execute(
-        "SELECT k.rank, s.path FROM store.ranks k JOIN store.sources s USING (file_id) "
-        "WHERE k.run_id = ?", [run_id]).fetchall())
+    taken = taken_ranks(con, run_id)
     next_free = max(taken, default=-1) + 1
     rows = []
     for index, pid in enumerate(pids):
@@ -263,11 +266,7 @@ def assign_ranks(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, r
             rank, source = rank_from_filename(path), "filename"
         if rank is None:
             rank, source = next_free + index, "process-order"
-        if rank in taken:
-            raise IngestError(
-                path, f"rank {rank} (from {source}) is already taken in run {run_id!r} by {taken[rank]}",
-                "tell them apart with --rank-map FILE_GLOB=RANK or put them in different runs (--run)")
-        taken[rank] = str(path)
+        claim(taken, rank, source, path, run_id)
         rows.append((pid, global_pids[pid], rank, source, info.host))
     con.execute("CREATE OR REPLACE TEMP TABLE _nsys_ranks (pid BIGINT, global_pid BIGINT, "
                 "rank INTEGER, rank_source VARCHAR, host VARCHAR)")

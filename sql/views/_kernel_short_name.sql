@@ -1,0 +1,5 @@
+-- A kernel's base name from its demangled name, as nsys's shortName gives it:
+-- 'void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)' -> 'vectorized_elementwise_kernel',
+-- 'ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)' -> 'ncclDevKernel_SendRecv'.
+CREATE OR REPLACE MACRO kernel_short_name(name) AS
+    regexp_extract(regexp_extract(regexp_replace(name, '^void ', ''), '^[^<(]*', 0), '([^:]*)$', 1);

@@ -1,0 +1,112 @@
+"""Kineto input as it really arrives: truncated, gzipped badly, sloppy JSON, ranks that clash."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tracewh
+from tracewh.cli import app
+
+from test_ingest_rules import table_checksums
+
+runner = CliRunner()
+DLRM = "kineto/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json"
+
+
+def ingest(db: Path, *args: str):
+    return runner.invoke(app, ["ingest", "--db", str(db), "--quiet", *args])
+
+
+@pytest.fixture
+def trace(shared_data, tmp_path) -> Path:
+    target = tmp_path / "job" / "rank0.pt.trace.json"
+    target.parent.mkdir()
+    shutil.copy(shared_data / DLRM, target)
+    return target
+
+
+@pytest.mark.parametrize("case, message", [
+    ("truncated", "truncated JSON"),
+    ("truncated-gzip", "corrupt or truncated gzip"),
+    ("gzip-of-garbage", "not valid JSON"),
+    ("not-a-trace", "not a Chrome trace"),
+    ("empty", "empty file"),
+    ("no-events", "empty trace"),
+])
+def test_bad_trace_is_one_line_and_changes_nothing(db_path, trace, tmp_path, case, message):
+    assert ingest(db_path, str(trace)).exit_code == 0
+    before = table_checksums(db_path)
+    text = trace.read_bytes()
+    bad = tmp_path / "bad" / f"{case}.json"
+    bad.parent.mkdir()
+    if case == "truncated":
+        bad.write_bytes(text[: len(text) * 2 // 3])
+    elif case == "truncated-gzip":
+        bad = bad.with_suffix(".json.gz")
+        packed = gzip.compress(text)
+        bad.write_bytes(packed[: len(packed) // 2])
+    elif case == "gzip-of-garbage":
+        bad = bad.with_suffix(".json.gz")
+        bad.write_bytes(gzip.compress(b"\x00\x01garbage" * 100))
+    elif case == "not-a-trace":
+        bad.write_text(json.dumps({"name": "not a trace", "values": [1, 2, 3]}))
+    elif case == "empty":
+        bad.write_bytes(b"")
+    else:
+        bad.write_text(json.dumps({"schemaVersion": 1, "traceEvents": []}))
+    result = ingest(db_path, str(bad))
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and str(bad) in errors[0] and message in errors[0], result.stderr
+    assert table_checksums(db_path) == before
+
+
+def test_sloppy_json_is_repaired_and_said_so(db_path, trace):
+    text = trace.read_text()
+    # an unescaped quote inside a name (pytorch#113001), a raw control character, invalid UTF-8
+    text = text.replace('"name": "aten::mm"', '"name": "aten::mm("x", "y")"', 1)
+    text = text.replace('"name": "aten::add_"', '"name": "aten::add_\x07"', 1)
+    data = text.encode().replace(b'"name": "aten::zeros"', b'"name": "aten::zeros\xff"', 1)
+    trace.write_bytes(data)
+    result = ingest(db_path, str(trace))
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    warnings = con.execute("SELECT warnings FROM sources").fetchall()[0][0]
+    for repair in ("invalid UTF-8", "control characters", "unescaped quotes"):
+        assert repair in warnings
+    assert con.execute("SELECT count(*) FROM cpu_ops WHERE name = 'aten::mm(\"x\", \"y\")'").fetchall()[0][0] == 1
+
+
+def test_two_files_claiming_one_rank_name_both(db_path, trace, shared_data):
+    other = trace.parent / "copy.pt.trace.json"
+    doc = json.loads((shared_data / DLRM.replace("worker0_step_12.1694128201545", "worker1_step_12.1694128201556")).read_text())
+    doc["distributedInfo"]["rank"] = 0
+    other.write_text(json.dumps(doc))
+    result = ingest(db_path, str(trace.parent))
+    assert result.exit_code == 1
+    assert str(trace) in result.stderr and str(other) in result.stderr and "--rank-map" in result.stderr
+    # the copy went in first (path order) as rank 0: re-ingest it under its real rank
+    fixed = ingest(db_path, "--replace", "--rank-map", "copy.pt.trace.json=1", str(trace.parent))
+    assert fixed.exit_code == 0, fixed.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    assert con.execute("SELECT rank, rank_source FROM ranks ORDER BY rank").fetchall() == [
+        (0, "distributedInfo"), (1, "rank-map")]
+
+
+def test_rankless_files_sharing_a_run_need_a_rank_map(db_path, trace, tmp_path):
+    folder = trace.parent
+    for name in ("a.json", "b.json"):
+        doc = json.loads(trace.read_text())
+        del doc["distributedInfo"]
+        (folder / name).write_text(json.dumps(doc) if name == "a.json" else json.dumps(doc, indent=1))
+    trace.unlink()
+    result = ingest(db_path, str(folder))
+    assert result.exit_code == 1 and "no rank in the trace" in result.stderr
+    result = ingest(db_path, "--rank-map", "a.json=0", "--rank-map", "b.json=1", str(folder))
+    assert result.exit_code == 0, result.stderr
