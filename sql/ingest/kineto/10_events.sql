@@ -1,9 +1,11 @@
 -- The events of one Kineto trace in warehouse terms: UTC ns, normalised categories, host pid.
--- In: _kineto_events (Arrow, from ingest/kineto.py); variables run_id, file_id, rank, base_ns.
--- Out: temp table _ev, variable host_pid, temp table _iterations.
+-- In: _kineto_events (Arrow, from ingest/kineto.py: event_no, ph, cat, name, pid, tid, ts,
+-- ts_text, dur, args); variables run_id, file_id, rank, base_ns.
+-- Out: view _ev (read once per target table, never copied whole), variable host_pid,
+-- temp table _iterations.
 
-CREATE OR REPLACE TEMP TABLE _ev AS
-SELECT row_number() OVER () AS event_no,     -- position in the file: the range id of annotations
+CREATE OR REPLACE TEMP VIEW _ev AS
+SELECT event_no,                              -- position in the file: the range id of annotations
        name, cat, pid, tid, args,
        CASE
            -- April 2024: epoch µs with ns decimals, 19 digits: from the literal text, exactly
@@ -22,8 +24,10 @@ SELECT row_number() OVER () AS event_no,     -- position in the file: the range 
            WHEN cat IN ('cuda_runtime', 'Runtime') THEN 'runtime'
            WHEN cat = 'cuda_driver' THEN 'driver'
            -- ProfilerStep#N marks an iteration whatever category wrote it (2021: Operator)
-           WHEN iteration_number(name) IS NOT NULL
-                AND cat IN ('user_annotation', 'cpu_op', 'Operator', 'User') THEN 'annotation'
+           WHEN cat IN ('user_annotation', 'cpu_op', 'Operator', 'User')
+                -- a cheap prefix test first: the pattern match runs on few names
+                AND (name LIKE 'ProfilerStep#%' OR name ILIKE 'step%' OR name ILIKE 'iteration%')
+                AND iteration_number(name) IS NOT NULL THEN 'annotation'
            WHEN cat IN ('cpu_op', 'Operator') THEN 'cpu_op'
            WHEN cat IN ('user_annotation', 'User') THEN 'annotation'
            WHEN cat IN ('gpu_user_annotation', 'gpu_user_Annotation') THEN 'gpu_annotation'
@@ -38,6 +42,7 @@ SET VARIABLE host_pid = (
     SELECT mode(TRY_CAST(pid AS BIGINT)) FROM _ev
     WHERE kind IN ('cpu_op', 'runtime', 'driver', 'annotation'));
 
+-- Host steps, non-overlapping per file: an event's iteration is the step holding its start.
 CREATE OR REPLACE TEMP TABLE _iterations AS
 SELECT iteration_number(name) AS iteration, start_ns, start_ns + dur_ns AS end_ns
 FROM _ev

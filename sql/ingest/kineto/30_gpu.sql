@@ -3,62 +3,56 @@
 -- (by correlation id); without one, the host step whose range holds the op's start.
 
 CREATE OR REPLACE TEMP TABLE _gpu AS
-SELECT e.event_no, e.kind, e.name, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.args,
-       coalesce(TRY_CAST(json_extract_string(e.args, '$.device') AS INTEGER),
-                TRY_CAST(e.pid AS INTEGER)) AS device_id,
-       coalesce(TRY_CAST(json_extract_string(e.args, '$.stream') AS BIGINT),
-                TRY_CAST(e.tid AS BIGINT),
-                TRY_CAST(regexp_extract(e.tid, '([0-9]+)', 1) AS BIGINT)) AS stream_id,
-       TRY_CAST(json_extract_string(e.args, '$.context') AS BIGINT) AS context_id,
-       TRY_CAST(json_extract_string(e.args, '$.correlation') AS BIGINT) AS correlation_id,
-       TRY_CAST(coalesce(json_extract_string(e.args, '$."External id"'),
-                         json_extract_string(e.args, '$."external id"')) AS BIGINT) AS external_id,
-       TRY_CAST(json_extract_string(e.args, '$.bytes') AS BIGINT) AS bytes
-FROM _ev e
-WHERE e.kind IN ('kernel', 'memcpy', 'memset');
-
-CREATE OR REPLACE TEMP TABLE _gpu_iteration AS
-SELECT g.event_no,
-       coalesce(l.iteration, (
-           SELECT max(i.iteration) FROM _iterations i
-           WHERE l.correlation_id IS NULL AND g.start_ns >= i.start_ns AND g.start_ns < i.end_ns)
-       ) AS iteration
-FROM _gpu g LEFT JOIN _launches l USING (correlation_id);
+WITH gpu AS (
+    SELECT event_no, kind, name, pid, tid, start_ns, start_ns + dur_ns AS end_ns, args,
+           json_extract_string(args, ['$.device', '$.stream', '$.context', '$.correlation',
+                                      '$."External id"', '$."external id"', '$.bytes']) AS a
+    FROM _ev WHERE kind IN ('kernel', 'memcpy', 'memset')
+)
+SELECT g.event_no, g.kind, g.name, g.start_ns, g.end_ns, g.args,
+       coalesce(TRY_CAST(g.a[1] AS INTEGER), TRY_CAST(g.pid AS INTEGER)) AS device_id,
+       coalesce(TRY_CAST(g.a[2] AS BIGINT), TRY_CAST(g.tid AS BIGINT),
+                TRY_CAST(regexp_extract(g.tid, '([0-9]+)', 1) AS BIGINT)) AS stream_id,
+       TRY_CAST(g.a[3] AS BIGINT) AS context_id,
+       TRY_CAST(g.a[4] AS BIGINT) AS correlation_id,
+       TRY_CAST(coalesce(g.a[5], g.a[6]) AS BIGINT) AS external_id,
+       TRY_CAST(g.a[7] AS BIGINT) AS bytes,
+       CASE WHEN l.correlation_id IS NOT NULL THEN l.iteration
+            WHEN g.start_ns < i.end_ns THEN i.iteration END AS iteration,
+       l.tid AS launch_tid, l.start_ns AS launch_ns
+FROM gpu g
+LEFT JOIN _launches l ON l.correlation_id = TRY_CAST(g.a[4] AS BIGINT)
+ASOF LEFT JOIN _iterations i ON g.start_ns >= i.start_ns;
 
 INSERT INTO store.kernels BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, g.device_id,
-       g.context_id, g.stream_id, g.start_ns, g.end_ns, g.name,
-       kernel_short_name(g.name) AS short_name, g.correlation_id, g.external_id,
-       TRY_CAST(json_extract_string(g.args, '$.grid[0]') AS INTEGER) AS grid_x,
-       TRY_CAST(json_extract_string(g.args, '$.grid[1]') AS INTEGER) AS grid_y,
-       TRY_CAST(json_extract_string(g.args, '$.grid[2]') AS INTEGER) AS grid_z,
-       TRY_CAST(json_extract_string(g.args, '$.block[0]') AS INTEGER) AS block_x,
-       TRY_CAST(json_extract_string(g.args, '$.block[1]') AS INTEGER) AS block_y,
-       TRY_CAST(json_extract_string(g.args, '$.block[2]') AS INTEGER) AS block_z,
-       TRY_CAST(json_extract_string(g.args, '$."registers per thread"') AS INTEGER) AS registers_per_thread,
-       TRY_CAST(json_extract_string(g.args, '$."shared memory"') AS BIGINT) AS shared_mem_bytes,
-       i.iteration
-FROM _gpu g JOIN _gpu_iteration i USING (event_no)
-WHERE g.kind = 'kernel';
+       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, device_id,
+       context_id, stream_id, start_ns, end_ns, name, kernel_short_name(name) AS short_name,
+       correlation_id, external_id,
+       TRY_CAST(k[1] AS INTEGER) AS grid_x, TRY_CAST(k[2] AS INTEGER) AS grid_y,
+       TRY_CAST(k[3] AS INTEGER) AS grid_z, TRY_CAST(k[4] AS INTEGER) AS block_x,
+       TRY_CAST(k[5] AS INTEGER) AS block_y, TRY_CAST(k[6] AS INTEGER) AS block_z,
+       TRY_CAST(k[7] AS INTEGER) AS registers_per_thread,
+       TRY_CAST(k[8] AS BIGINT) AS shared_mem_bytes, iteration
+FROM (SELECT *, json_extract_string(args, ['$.grid[0]', '$.grid[1]', '$.grid[2]', '$.block[0]',
+                                           '$.block[1]', '$.block[2]', '$."registers per thread"',
+                                           '$."shared memory"']) AS k
+      FROM _gpu WHERE kind = 'kernel');
 
 -- 'Memcpy HtoD (Pinned -> Device)', 'Memset (Device)'
 INSERT INTO store.memcpy BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, g.device_id,
-       g.context_id, g.stream_id, g.start_ns, g.end_ns, g.correlation_id, g.external_id, g.bytes,
-       nullif(regexp_extract(g.name, '^Memcpy ([A-Za-z]+)', 1), '') AS copy_kind,
-       nullif(regexp_extract(g.name, '\(([A-Za-z ]+) -> ', 1), '') AS src_kind,
-       nullif(regexp_extract(g.name, ' -> ([A-Za-z ]+)\)', 1), '') AS dst_kind,
-       i.iteration
-FROM _gpu g JOIN _gpu_iteration i USING (event_no)
-WHERE g.kind = 'memcpy';
+       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, device_id,
+       context_id, stream_id, start_ns, end_ns, correlation_id, external_id, bytes,
+       nullif(regexp_extract(name, '^Memcpy ([A-Za-z]+)', 1), '') AS copy_kind,
+       nullif(regexp_extract(name, '\(([A-Za-z ]+) -> ', 1), '') AS src_kind,
+       nullif(regexp_extract(name, ' -> ([A-Za-z ]+)\)', 1), '') AS dst_kind,
+       iteration
+FROM _gpu WHERE kind = 'memcpy';
 
 INSERT INTO store.memset BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, g.device_id,
-       g.context_id, g.stream_id, g.start_ns, g.end_ns, g.correlation_id, g.external_id, g.bytes,
-       nullif(regexp_extract(g.name, '^Memset \(([A-Za-z ]+)\)', 1), '') AS mem_kind,
-       i.iteration
-FROM _gpu g JOIN _gpu_iteration i USING (event_no)
-WHERE g.kind = 'memset';
+       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, device_id,
+       context_id, stream_id, start_ns, end_ns, correlation_id, external_id, bytes,
+       nullif(regexp_extract(name, '^Memset \(([A-Za-z ]+)\)', 1), '') AS mem_kind, iteration
+FROM _gpu WHERE kind = 'memset';

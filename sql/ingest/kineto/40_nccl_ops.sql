@@ -5,26 +5,23 @@
 
 CREATE OR REPLACE TEMP TABLE _comm_args AS
 SELECT external_id, any_value(args) AS args
-FROM _host
-WHERE kind = 'cpu_op' AND name = 'record_param_comms' AND external_id IS NOT NULL
+FROM store.cpu_ops
+WHERE file_id = getvariable('file_id') AND name = 'record_param_comms' AND external_id IS NOT NULL
   AND json_extract_string(args, '$."Collective name"') IS NOT NULL
 GROUP BY external_id;
 
 CREATE OR REPLACE TEMP TABLE _nccl AS
 WITH kernels AS (
-    SELECT g.*, i.iteration, l.tid AS launch_tid, l.start_ns AS launch_ns,
+    SELECT g.*,
            CASE WHEN json_extract_string(g.args, '$."Collective name"') IS NOT NULL THEN g.args
                 ELSE c.args END AS comm_args,
            CASE WHEN json_extract_string(g.args, '$."Collective name"') IS NOT NULL THEN 'args'
                 WHEN c.args IS NOT NULL THEN 'record_param_comms' END AS args_source
     FROM _gpu g
-    JOIN _gpu_iteration i USING (event_no)
-    LEFT JOIN _launches l USING (correlation_id)
     LEFT JOIN _comm_args c ON c.external_id = g.external_id
     WHERE g.kind = 'kernel' AND regexp_matches(g.name, '^(?:void )?(nccl|rccl)')
 ), pg_annotations AS (
-    SELECT tid_num AS tid, start_ns, start_ns + dur_ns AS end_ns, name
-    FROM _host
+    SELECT tid, start_ns, end_ns, name FROM _nvtx
     WHERE kind = 'annotation' AND regexp_matches(name, '^(nccl|rccl|xccl):')
 )
 SELECT k.*,

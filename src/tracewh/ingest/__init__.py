@@ -126,7 +126,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
             prepared.info = nsys.prepare(prepared.cursor, source_path)
         elif candidate.format == KINETO_JSON:
             try:
-                prepared.info = decoders.submit(kineto.decode, source_path).result()
+                prepared.info = decoders.submit(kineto.prepare, source_path,
+                                                candidate.run_id).result()
             except BrokenProcessPool:
                 raise IngestError(candidate.path, "the decoder process died while reading it "
                                   "(out of memory?)", "retry with fewer --jobs") from None
