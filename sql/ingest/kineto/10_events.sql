@@ -1,12 +1,12 @@
 -- The events of one Kineto trace in warehouse terms: UTC ns, normalised categories, host pid.
--- In: _kineto_events (Arrow, from ingest/kineto.py: event_no, ph, cat, name, pid, tid, ts,
--- ts_text, dur, args); variables run_id, file_id, rank, base_ns.
+-- In: _kineto_events (Arrow, from ingest/kineto.py: event_no, cat, name, pid, tid, tid_text,
+-- ts, ts_text, dur, args); variables run_id, file_id, rank, base_ns.
 -- Out: view _ev (read once per target table, never copied whole), variable host_pid,
 -- temp table _iterations.
 
 CREATE OR REPLACE TEMP VIEW _ev AS
 SELECT event_no,                              -- position in the file: the range id of annotations
-       name, cat, pid, tid, args,
+       name, cat, pid, tid, tid_text, args,
        CASE
            -- April 2024: epoch µs with ns decimals, 19 digits: from the literal text, exactly
            WHEN ts_text IS NOT NULL THEN CAST(CAST(ts_text AS DECIMAL(24, 3)) * 1000 AS BIGINT)
@@ -24,9 +24,7 @@ SELECT event_no,                              -- position in the file: the range
            WHEN cat IN ('cuda_runtime', 'Runtime') THEN 'runtime'
            WHEN cat = 'cuda_driver' THEN 'driver'
            -- ProfilerStep#N marks an iteration whatever category wrote it (2021: Operator)
-           WHEN cat IN ('user_annotation', 'cpu_op', 'Operator', 'User')
-                -- a cheap prefix test first: the pattern match runs on few names
-                AND (name LIKE 'ProfilerStep#%' OR name ILIKE 'step%' OR name ILIKE 'iteration%')
+           WHEN cat IN ('cpu_op', 'Operator') AND name LIKE 'ProfilerStep#%'
                 AND iteration_number(name) IS NOT NULL THEN 'annotation'
            WHEN cat IN ('cpu_op', 'Operator') THEN 'cpu_op'
            WHEN cat IN ('user_annotation', 'User') THEN 'annotation'
@@ -39,7 +37,7 @@ WHERE NOT (getvariable('base_ns') IS NOT NULL AND ts = 0);
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.
 SET VARIABLE host_pid = (
-    SELECT mode(TRY_CAST(pid AS BIGINT)) FROM _ev
+    SELECT mode(pid) FROM _ev
     WHERE kind IN ('cpu_op', 'runtime', 'driver', 'annotation'));
 
 -- Host steps, non-overlapping per file: an event's iteration is the step holding its start.

@@ -6,7 +6,7 @@
 INSERT INTO store.cuda_api BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, getvariable('host_pid') AS pid,
-       TRY_CAST(e.tid AS BIGINT) AS tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
+       e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
        CASE e.kind WHEN 'driver' THEN 'driver' ELSE 'runtime' END AS api_kind,
        TRY_CAST(e.ids[1] AS BIGINT) AS correlation_id,
        TRY_CAST(coalesce(e.ids[2], e.ids[3]) AS BIGINT) AS external_id,
@@ -25,7 +25,7 @@ GROUP BY correlation_id;
 INSERT INTO store.cpu_ops BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, getvariable('host_pid') AS pid,
-       TRY_CAST(e.tid AS BIGINT) AS tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
+       e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
        e.cat AS category,
        TRY_CAST(coalesce(e.ids[1], e.ids[2]) AS BIGINT) AS external_id, e.args,
        CASE WHEN e.start_ns < i.end_ns THEN i.iteration END AS iteration
@@ -35,10 +35,10 @@ ASOF LEFT JOIN _iterations i ON e.start_ns >= i.start_ns;
 
 CREATE OR REPLACE TEMP TABLE _nvtx AS
 SELECT event_no AS range_id,
-       CASE kind WHEN 'annotation' THEN getvariable('host_pid') ELSE TRY_CAST(pid AS BIGINT) END AS pid,
-       CASE kind WHEN 'annotation' THEN TRY_CAST(tid AS BIGINT)
+       CASE kind WHEN 'annotation' THEN getvariable('host_pid') ELSE pid END AS pid,
+       CASE kind WHEN 'annotation' THEN tid
             ELSE coalesce(TRY_CAST(json_extract_string(args, '$.stream') AS BIGINT),
-                          TRY_CAST(regexp_extract(tid, '([0-9]+)', 1) AS BIGINT)) END AS tid,
+                          tid, TRY_CAST(regexp_extract(tid_text, '([0-9]+)', 1) AS BIGINT)) END AS tid,
        start_ns, start_ns + dur_ns AS end_ns, name, kind,
        TRY_CAST(coalesce(json_extract_string(args, '$."External id"'),
                          json_extract_string(args, '$."external id"')) AS BIGINT) AS external_id

@@ -4,15 +4,15 @@
 
 CREATE OR REPLACE TEMP TABLE _gpu AS
 WITH gpu AS (
-    SELECT event_no, kind, name, pid, tid, start_ns, start_ns + dur_ns AS end_ns, args,
+    SELECT event_no, kind, name, pid, tid, tid_text, start_ns, start_ns + dur_ns AS end_ns, args,
            json_extract_string(args, ['$.device', '$.stream', '$.context', '$.correlation',
                                       '$."External id"', '$."external id"', '$.bytes']) AS a
     FROM _ev WHERE kind IN ('kernel', 'memcpy', 'memset')
 )
 SELECT g.event_no, g.kind, g.name, g.start_ns, g.end_ns, g.args,
-       coalesce(TRY_CAST(g.a[1] AS INTEGER), TRY_CAST(g.pid AS INTEGER)) AS device_id,
-       coalesce(TRY_CAST(g.a[2] AS BIGINT), TRY_CAST(g.tid AS BIGINT),
-                TRY_CAST(regexp_extract(g.tid, '([0-9]+)', 1) AS BIGINT)) AS stream_id,
+       coalesce(TRY_CAST(g.a[1] AS INTEGER), CAST(g.pid AS INTEGER)) AS device_id,
+       coalesce(TRY_CAST(g.a[2] AS BIGINT), g.tid,
+                TRY_CAST(regexp_extract(g.tid_text, '([0-9]+)', 1) AS BIGINT)) AS stream_id,
        TRY_CAST(g.a[3] AS BIGINT) AS context_id,
        TRY_CAST(g.a[4] AS BIGINT) AS correlation_id,
        TRY_CAST(coalesce(g.a[5], g.a[6]) AS BIGINT) AS external_id,

@@ -76,8 +76,10 @@ _DECODERS = {
 
 SCHEMA = pa.schema([
     ("event_no", pa.int64()),      # position among the kept events: the file's own row id
-    ("ph", pa.string()), ("cat", pa.string()), ("name", pa.string()),
-    ("pid", pa.string()), ("tid", pa.string()),
+    ("cat", pa.string()), ("name", pa.string()),
+    ("pid", pa.int64()),           # OS pid, or the device index of GPU events
+    ("tid", pa.int64()),           # OS tid, or the stream of GPU events
+    ("tid_text", pa.string()),     # a tid that is not a number (2021: "stream 7")
     ("ts", pa.float64()),          # µs: relative to baseTimeNanoseconds, or epoch
     ("ts_text", pa.string()),      # the literal ts, only for 19-digit epoch-µs files
     ("dur", pa.float64()),         # µs
@@ -360,11 +362,11 @@ def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
     text_ts = [bytes(e.ts).decode() for e in kept] if exact else None
     columns = {
         "event_no": [0] * len(kept),
-        "ph": [e.ph for e in kept],
         "cat": [e.cat for e in kept],
         "name": [e.name for e in kept],
-        "pid": [None if e.pid is None else str(e.pid) for e in kept],
-        "tid": [None if e.tid is None else str(e.tid) for e in kept],
+        "pid": [e.pid if e.pid.__class__ is int else None for e in kept],
+        "tid": [e.tid if e.tid.__class__ is int else None for e in kept],
+        "tid_text": [e.tid if e.tid.__class__ is str else None for e in kept],
         "ts": [float(t) for t in text_ts] if exact else [e.ts for e in kept],
         "ts_text": text_ts if exact else [None] * len(kept),
         "dur": [e.dur for e in kept],
