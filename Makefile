@@ -32,7 +32,8 @@ bench: $(BIN)/tracewh
 ## Rebuild sample_db/ with the project's generator.
 sample: $(BIN)/tracewh
 	rm -rf sample_db/traces sample_db/sample.duckdb
-	$(BIN)/tracewh generate nsys sample_db/traces --ranks 4 --iterations 6 --layers 4
+	$(BIN)/tracewh generate nsys sample_db/traces/ddp_4ranks --ranks 4 --iterations 6 --layers 4
+	$(BIN)/tracewh generate kineto sample_db/traces/fsdp_4ranks_kineto --ranks 4 --iterations 3 --layers 2 --gzip
 	$(BIN)/tracewh ingest sample_db/traces --db sample_db/sample.duckdb --quiet
 
 clean:

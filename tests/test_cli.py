@@ -27,7 +27,8 @@ def sample_db(tmp_path_factory):
     db = tmp_path_factory.mktemp("cli") / "sample.duckdb"
     result = runner.invoke(app, ["ingest", str(SAMPLE / "traces"), "--db", str(db)])
     assert result.exit_code == 0, result.output
-    assert "ingested 4 file(s)" in result.stderr and "runs: ddp_4ranks" in result.stderr
+    assert "ingested 8 file(s)" in result.stderr
+    assert "runs: ddp_4ranks, fsdp_4ranks_kineto" in result.stderr
     return db
 
 
@@ -39,17 +40,19 @@ def test_every_command_has_help():
 
 def test_query_csv_matches_the_kernels_view(sample_db):
     result = runner.invoke(app, ["query", "gpu_kernel_summary", "--db", str(sample_db),
-                                 "--param", "rank=2", "--format", "csv"])
+                                 "--param", "rank=2", "--param", "run=ddp_4ranks", "--format", "csv"])
     assert result.exit_code == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     con = tracewh.connect(sample_db, read_only=True)
-    expected = dict(con.execute("SELECT name, count(*) FROM kernels WHERE rank = 2 GROUP BY name").fetchall())
+    expected = dict(con.execute("SELECT name, count(*) FROM kernels WHERE rank = 2 AND run_id = 'ddp_4ranks' "
+                                "GROUP BY name").fetchall())
     assert {r["name"]: int(r["instances"]) for r in rows} == expected
     assert {r["metric"] for r in rows} == {"gpu_kernel_summary"} and {r["version"] for r in rows} == {"1"}
 
 
 def test_query_json_parquet_markdown(sample_db, tmp_path):
-    base = ["query", "gpu_kernel_summary", "--db", str(sample_db), "--param", "top=3"]
+    base = ["query", "gpu_kernel_summary", "--db", str(sample_db), "--param", "top=3",
+            "--param", "run=ddp_4ranks"]
     as_json = json.loads(runner.invoke(app, [*base, "--format", "json"]).stdout)
     assert len(as_json) == 12  # 3 names x 4 ranks
     out = tmp_path / "k.parquet"
@@ -71,18 +74,31 @@ def test_sql_and_runs(sample_db):
                                  str(sample_db), "--format", "csv"])
     assert result.stdout == "n\n4\n"
     result = runner.invoke(app, ["runs", "--db", str(sample_db), "--format", "csv"])
-    assert result.stdout.splitlines()[1].startswith("ddp_4ranks,4,4,")
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("ddp_4ranks,4,4,") and lines[2].startswith("fsdp_4ranks_kineto,4,4,")
 
 
 def test_remove_a_run_removes_exactly_its_rows(sample_db, tmp_path):
     db = tmp_path / "copy.duckdb"
     shutil.copy(sample_db, db)
+
+    def per_run(path):
+        con = tracewh.connect(path, read_only=True)
+        tables = [t for (t,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'store' "
+            "AND table_name NOT IN ('schema_migrations', 'meta')").fetchall()]
+        out = {t: con.execute(f"SELECT run_id, count(*), sum(hash(x)) FROM store.{t} AS x "
+                              "GROUP BY run_id ORDER BY run_id").fetchall() for t in tables}
+        con.close()
+        return out
+
+    before = per_run(db)
     result = runner.invoke(app, ["remove", "--db", str(db), "--run", "ddp_4ranks"])
     assert result.exit_code == 0, result.stderr
-    con = tracewh.connect(db, read_only=True)
-    tables = [t for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'store' "
-                                       "AND table_name NOT IN ('schema_migrations', 'meta')").fetchall()]
-    assert {t: con.execute(f"SELECT count(*) FROM store.{t}").fetchall()[0][0] for t in tables} == {t: 0 for t in tables}
+    after = per_run(db)
+    for table, rows in before.items():
+        assert after[table] == [r for r in rows if r[0] != "ddp_4ranks"], table
+    assert any(r[0] == "ddp_4ranks" for rows in before.values() for r in rows)
 
 
 def test_metrics_list_and_check():

@@ -373,5 +373,23 @@ def generate_nsys(
         err.print(f"wrote {path}", highlight=False)
 
 
+@generate_app.command("kineto")
+def generate_kineto(
+    out: Annotated[Path, typer.Argument(help="Directory to write the .pt.trace.json files into")],
+    ranks: Annotated[int, typer.Option(help="World size")] = 4,
+    iterations: Annotated[int, typer.Option(help="Training iterations")] = 3,
+    layers: Annotated[int, typer.Option(help="Model layers (kernels per iteration scale with it)")] = 2,
+    gzip: Annotated[bool, typer.Option(help="Write .json.gz")] = False,
+    seed: Annotated[int, typer.Option()] = 0,
+) -> None:
+    """Write a PyTorch profiler (Kineto) trace per rank for a synthetic job with known numbers."""
+    from .generate.kineto import KinetoJobSpec, generate_kineto_job
+
+    truth = generate_kineto_job(out, KinetoJobSpec(world_size=ranks, iterations=iterations,
+                                                   layers=layers, gzip=gzip, seed=seed))
+    for path in truth.files:
+        err.print(f"wrote {path}", highlight=False)
+
+
 if __name__ == "__main__":
     app()
