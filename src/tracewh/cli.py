@@ -275,6 +275,34 @@ def remove(
 
 
 @app.command()
+def export(
+    out: Annotated[Path, typer.Argument(help="Folder of the Parquet lake (created if needed)")],
+    db: DbOption = None,
+    run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
+    force: Annotated[bool, typer.Option(help="Rewrite runs that are already up to date")] = False,
+) -> None:
+    """Write every view as Parquet, hive-partitioned by run (and rank for the big ones).
+
+    Runs already exported and unchanged are skipped; runs gone from the warehouse are removed
+    from the lake. Spark, Trino, polars, pyarrow and DuckDB read it with just the path.
+
+    Example:
+
+        tracewh export lake/ --db job.duckdb
+    """
+    from .export import export_lake
+
+    try:
+        con = connect(_db(db), read_only=True)
+        report = export_lake(con, out, runs=run, force=force)
+    except TracewhError as exc:
+        _fail(str(exc))
+    err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
+              f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, {len(report.removed)} "
+              f"removed; lake {report.bytes / 1e6:.1f} MB at {out}", highlight=False)
+
+
+@app.command()
 def shell(
     db: DbOption = None,
     write_access: Annotated[bool, typer.Option("--write", help="Open read-write")] = False,

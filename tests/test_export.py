@@ -1,0 +1,95 @@
+"""The Parquet lake: every view, hive-partitioned, readable with just the path, incremental."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import duckdb
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+import tracewh
+from tracewh.cli import app
+from tracewh.export import export_lake, public_views
+from tracewh.resources import sql_dir
+
+runner = CliRunner()
+SAMPLE = sql_dir().parent / "sample_db" / "traces"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    db = tmp_path_factory.mktemp("exp") / "wh.duckdb"
+    assert runner.invoke(app, ["ingest", "--quiet", "--db", str(db), str(SAMPLE)]).exit_code == 0
+    return db
+
+
+def view_counts(db, view):
+    con = tracewh.connect(db, read_only=True)
+    rows = dict(con.execute(f"SELECT run_id, count(*) FROM {view} GROUP BY run_id").fetchall())
+    con.close()
+    return rows
+
+
+def test_lake_has_every_view_and_readers_agree(warehouse, tmp_path):
+    lake = tmp_path / "lake"
+    result = runner.invoke(app, ["export", str(lake), "--db", str(warehouse)])
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(warehouse, read_only=True)
+    views = public_views(con)
+    manifest = json.loads((lake / "manifest.json").read_text())
+    assert set(manifest["schemas"]) == set(views) and manifest["tracewh_version"] == tracewh.__version__
+    assert "gpu_kernel_summary" in manifest["metrics_lock"]
+    for view in ["kernels", "nccl_ops", "iterations", "runs", "gpu_ops"]:
+        expected = view_counts(warehouse, view)
+        assert {run: info["rows"][view] for run, info in manifest["runs"].items()
+                if info["rows"][view]} == expected
+        by_duckdb = dict(duckdb.sql(f"SELECT run_id, count(*) FROM read_parquet('{lake}/{view}/**/*.parquet') "
+                                    "GROUP BY run_id").fetchall())
+        by_polars = pl.read_parquet(lake / view).group_by("run_id").len()
+        by_arrow = pq.read_table(lake / view).group_by("run_id").aggregate([([], "count_all")])
+        assert by_duckdb == expected
+        assert dict(by_polars.iter_rows()) == expected
+        assert dict(zip(by_arrow["run_id"].to_pylist(), by_arrow["count_all"].to_pylist())) == expected
+    # column types are the views' own: nanoseconds stay 64-bit integers
+    schema = pq.read_table(lake / "kernels").schema
+    assert str(schema.field("start_ns").type) == "int64" and str(schema.field("dur_ns").type) == "int64"
+    exact = duckdb.sql(f"SELECT sum(start_ns), sum(dur_ns) FROM read_parquet('{lake}/kernels/**/*.parquet')").fetchall()
+    assert exact == con.execute("SELECT sum(start_ns), sum(dur_ns) FROM kernels").fetchall()
+
+
+def test_export_is_incremental(warehouse, tmp_path):
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(warehouse, db)
+    lake = tmp_path / "lake"
+    con = tracewh.connect(db, read_only=True)
+    first = export_lake(con, lake)
+    con.close()
+    assert first.exported == ["ddp_4ranks", "fsdp_4ranks_kineto"]
+    stamp = {p: p.stat().st_mtime_ns for p in lake.rglob("*.parquet")}
+    con = tracewh.connect(db, read_only=True)
+    again = export_lake(con, lake)
+    con.close()
+    assert again.exported == [] and again.skipped == ["ddp_4ranks", "fsdp_4ranks_kineto"]
+    assert {p: p.stat().st_mtime_ns for p in lake.rglob("*.parquet")} == stamp
+    # a run removed from the warehouse leaves the lake too; the other run is untouched
+    assert runner.invoke(app, ["remove", "--db", str(db), "--run", "ddp_4ranks"]).exit_code == 0
+    con = tracewh.connect(db, read_only=True)
+    third = export_lake(con, lake)
+    con.close()
+    assert third.removed == ["ddp_4ranks"] and third.skipped == ["fsdp_4ranks_kineto"]
+    runs = duckdb.sql(f"SELECT DISTINCT run_id FROM read_parquet('{lake}/kernels/**/*.parquet')").fetchall()
+    assert runs == [("fsdp_4ranks_kineto",)]
+    assert all(p.stat().st_mtime_ns == stamp[p] for p in lake.rglob("*.parquet") if "fsdp" in str(p))
+
+
+def test_a_view_without_rows_still_has_its_columns(warehouse, tmp_path):
+    lake = tmp_path / "lake"
+    con = tracewh.connect(warehouse, read_only=True)
+    export_lake(con, lake)
+    assert con.execute("SELECT count(*) FROM cpu_ops WHERE run_id = 'ddp_4ranks'").fetchall() == [(0,)]
+    columns = duckdb.sql(f"DESCRIBE SELECT * FROM read_parquet('{lake}/memset/**/*.parquet')").fetchall()
+    assert "start_ns" in [c[0] for c in columns]
