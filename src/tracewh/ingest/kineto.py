@@ -20,6 +20,7 @@ import msgspec
 import pyarrow as pa
 
 from ..errors import IngestError
+from ..resources import sql_dir
 
 Id = Union[int, str, None]  # pids and tids are integers, or strings such as "Spans"
 
@@ -89,12 +90,10 @@ SCHEMA = pa.schema([
 
 @dataclass
 class Decoded:
-    """One decoded trace: its events and its top-level facts."""
+    """One decoded trace: its events and its top-level keys (traceEvents emptied)."""
 
     events: pa.Table
-    base_time_ns: int | None
-    metadata: dict = field(default_factory=dict)   # JSON-able top-level keys
-    skipped: int = 0                               # events with no warehouse row
+    trace: Trace
     repairs: list[str] = field(default_factory=list)
 
 
@@ -384,8 +383,8 @@ def _decoded(path: Path, batches: list[pa.RecordBatch], total: int, trace: Trace
         raise IngestError(path, "empty trace: no complete events (ph X) to store",
                           "profile with activities=[CPU, CUDA] and at least one step")
     table = table.set_column(0, "event_no", pa.array(range(1, table.num_rows + 1), pa.int64()))
-    return Decoded(table, trace.baseTimeNanoseconds, _metadata(trace), total - table.num_rows,
-                   repairs)
+    trace.traceEvents = []
+    return Decoded(table, trace, repairs)
 
 
 def _metadata(trace: Trace) -> dict:
@@ -411,30 +410,159 @@ class Mapped:
     relative_without_base: bool
     origin_ns: int | None
     repairs: list[str]
+    reader: str = ""        # duckdb read_json | python (msgspec)
 
 
 def prepare(path: Path, run_id: str) -> Mapped:
-    """Decoder-process entry point: decode the file and run sql/ingest/kineto/ on it."""
+    """Decoder-process entry point: decode the file and run sql/ingest/kineto/ on it.
+
+    Fast path: cut the traceEvents array out into a temporary file and let DuckDB's JSON reader
+    parse it (in C++, streaming, little memory). Files it refuses (faulty JSON that the Python
+    decoder repairs), 19-digit timestamps and odd layouts take the Python decoder."""
+    import duckdb
+
+    cut = _cut_events(path)
+    if cut is not None:
+        try:
+            return _map(path, run_id, cut.trace, [], None, cut.events_file, "duckdb read_json")
+        except duckdb.Error:
+            pass  # the lenient path below repairs or explains
+        finally:
+            cut.remove()
+    decoded = decode(path)
+    return _map(path, run_id, decoded.trace, decoded.repairs, decoded.events, None, "python msgspec")
+
+
+def _map(path: Path, run_id: str, trace: Trace, repairs: list[str], events: pa.Table | None,
+         events_file: Path | None, reader: str) -> Mapped:
     import json
 
     from .scratch import map_source
 
-    decoded = decode(path)
-    meta = decoded.metadata
+    meta = _metadata(trace)
     dist = _distributed_info(meta)
-    events = decoded.events
-    del decoded.events  # the scratch warehouse copies what it needs
+    setup = None
+    if events_file is not None:
+        setup = (sql_dir() / "ingest" / "kineto_events.sql").read_text().replace(
+            "{events_file}", str(events_file).replace("'", "''"))
     tables = map_source(
-        "ingest/kineto", {"_kineto_events": events}, run_id=run_id, rank_source="",
-        base_ns=decoded.base_time_ns, world_size=_int(dist.get("world_size")),
-        backend=dist.get("backend"), host=meta.get("host_name"),
-        device_properties=json.dumps(meta.get("deviceProperties") or []))
-    starts = [t.column("start_ns") for t in (tables["kernels"], tables["cuda_api"],
-                                              tables["cpu_ops"], tables["nvtx_ranges"])
-              if t.num_rows]
+        "ingest/kineto", {"_kineto_events": events} if events is not None else {}, setup=setup,
+        run_id=run_id, rank_source="", base_ns=trace.baseTimeNanoseconds,
+        world_size=_int(dist.get("world_size")), backend=dist.get("backend"),
+        host=meta.get("host_name"), device_properties=json.dumps(meta.get("deviceProperties") or []),
+        skipped_phases=sorted(_SKIPPED_PHASES), skipped_categories=sorted(_SKIPPED_CATEGORIES))
+    starts = [tables[t].column("start_ns") for t in
+              ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges") if tables[t].num_rows]
     origin = min((_min(c) for c in starts), default=None)
-    relative = decoded.base_time_ns is None and _max(events.column("ts")) < 1e14
-    return Mapped(tables, meta, decoded.base_time_ns, relative, origin, decoded.repairs)
+    if origin is None:
+        raise IngestError(path, "empty trace: no complete events (ph X) to store",
+                          "profile with activities=[CPU, CUDA] and at least one step")
+    # without a base time, epoch µs are ~1.7e15 and relative µs stay below ~1e13
+    relative = trace.baseTimeNanoseconds is None and origin is not None and origin < 1e17
+    return Mapped(tables, meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader)
+
+
+@dataclass
+class _Cut:
+    trace: Trace            # the top-level keys, with an empty traceEvents
+    events_file: Path       # a temporary file holding just the events array
+    temporary: list[Path]
+
+    def remove(self) -> None:
+        for path in self.temporary:
+            path.unlink(missing_ok=True)
+
+
+_TAIL_BYTES = 4 << 20
+_EXACT_TS = re.compile(rb'"ts"\s*:\s*[0-9]{16,}\.[0-9]')
+
+
+def _cut_events(path: Path) -> _Cut | None:
+    """The traceEvents array cut out into a temporary file, with the rest of the document
+    decoded; None when that cannot be done safely (the Python decoder then decides)."""
+    import os
+    import tempfile
+
+    temporary: list[Path] = []
+    try:
+        source = path
+        with path.open("rb") as handle:
+            gzipped = handle.read(2) == b"\x1f\x8b"
+        if gzipped:  # gunzip once to a temporary file; DuckDB reads plain JSON fastest
+            fd, name = tempfile.mkstemp(prefix="tracewh-", suffix=".json")
+            source = Path(name)
+            temporary.append(source)
+            with os.fdopen(fd, "wb") as out:
+                for block in _blocks(path):
+                    out.write(block)
+        size = source.stat().st_size
+        with source.open("rb") as handle:
+            head = handle.read(_TAIL_BYTES)
+            handle.seek(max(0, size - _TAIL_BYTES))
+            tail_start = handle.tell()
+            tail = handle.read()
+        key = head.find(b'"traceEvents"')
+        array_open = head.find(b"[", key) if key >= 0 else -1
+        if array_open < 0 or head.lstrip()[:1] != b"{":
+            raise LookupError
+        header = head[: array_open + 1]
+        if b'"baseTimeNanoseconds"' not in header and _EXACT_TS.search(head):
+            raise LookupError  # 19-digit timestamps: only the exact Python path keeps them
+        trace, array_close = _close_of_events(header, tail, tail_start)
+        if array_close <= array_open:
+            raise LookupError
+        fd, name = tempfile.mkstemp(prefix="tracewh-events-", suffix=".json")
+        events_file = Path(name)
+        temporary.append(events_file)
+        with source.open("rb") as src, os.fdopen(fd, "wb") as dst:
+            _copy_range(src, dst, array_open, array_close + 1 - array_open)
+        if gzipped:
+            source.unlink()
+            temporary.remove(source)
+        return _Cut(trace, events_file, temporary)
+    except (LookupError, OSError, IngestError):
+        for temp in temporary:
+            temp.unlink(missing_ok=True)
+        return None
+
+
+def _close_of_events(header: bytes, tail: bytes, tail_start: int) -> tuple[Trace, int]:
+    """The position of the "]" closing traceEvents: the last "]" after which the document,
+    with the events left out, still decodes. Also returns that decoded document."""
+    decoder = _DECODERS[(False, False)]
+    position = len(tail)
+    while True:
+        position = tail.rfind(b"]", 0, position)
+        if position < 0:
+            raise LookupError("no end of traceEvents in the last bytes")
+        before = tail[:position].rstrip()
+        if before.endswith((b"}", b"[")):
+            try:
+                return decoder.decode(header + tail[position:]), tail_start + position
+            except msgspec.MsgspecError:
+                pass
+
+
+def _copy_range(src, dst, offset: int, count: int) -> None:
+    """Copy bytes between files in the kernel when it can (copy_file_range), else in blocks."""
+    import os
+
+    try:
+        while count > 0:
+            done = os.copy_file_range(src.fileno(), dst.fileno(), count, offset)
+            if done == 0:
+                break
+            offset, count = offset + done, count - done
+        return
+    except (AttributeError, OSError):
+        pass
+    src.seek(offset)
+    while count > 0:
+        block = src.read(min(count, _BLOCK_BYTES))
+        if not block:
+            break
+        dst.write(block)
+        count -= len(block)
 
 
 def load(con, path: Path, mapped: Mapped, run_id: str, file_id: int, rules: list,
@@ -475,7 +603,7 @@ def load(con, path: Path, mapped: Mapped, run_id: str, file_id: int, rules: list
     tool = f"PyTorch profiler (Kineto), schema {meta.get('schemaVersion', '?')}"
     return SourceFacts("kineto-json", tool, str(meta.get("schemaVersion", "")) or None,
                        not mapped.relative_without_base, mapped.origin_ns, meta.get("host_name"),
-                       warnings, json.dumps(meta, default=str))
+                       warnings, json.dumps({**meta, "reader": mapped.reader}, default=str))
 
 
 def _distributed_info(meta: dict) -> dict:
@@ -487,13 +615,6 @@ def _min(column):
     import pyarrow.compute as pc
 
     return pc.min(column).as_py()
-
-
-def _max(column) -> float:
-    import pyarrow.compute as pc
-
-    value = pc.max(column).as_py()
-    return value if value is not None else 0.0
 
 
 def _int(value) -> int | None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-import adbc_driver_sqlite.dbapi as adbc
 import duckdb
 
 from ..errors import IngestError
@@ -151,6 +150,8 @@ def _export_info(con: sqlite3.Connection, tables: set[str]) -> ExportInfo:
 
 def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
     """Create temp tables _nsys_<name> holding the columns of TABLES, from the file."""
+    import adbc_driver_sqlite.dbapi as adbc  # heavy (~50 MB): only when an nsys file comes
+
     reader = adbc.connect(f"{_uri(path)}?mode=ro")
     try:
         for name, (table, columns) in TABLES.items():

@@ -32,6 +32,7 @@ def scratch() -> duckdb.DuckDBPyConnection:
     if _scratch is None:
         con = duckdb.connect(":memory:")
         con.execute("SET memory_limit = ?", [os.environ.get("TRACEWH_WORKER_MEMORY", "256MB")])
+        con.execute("SET threads = 1")  # one decoder process per core already
         con.execute("SET temp_directory = ?", [tempfile.mkdtemp(prefix="tracewh-scratch-")])
         migrate(con)
         install_views(con)
@@ -39,9 +40,11 @@ def scratch() -> duckdb.DuckDBPyConnection:
     return _scratch
 
 
-def map_source(folder: str, inputs: dict[str, pa.Table], **variables) -> dict[str, pa.Table]:
-    """Run sql/<folder>/ over the Arrow `inputs` (registered under their names) and return the
-    rows it wrote, per stored table. file_id and rank are FILE_PLACEHOLDER in them."""
+def map_source(folder: str, inputs: dict[str, pa.Table], setup: str | None = None,
+               **variables) -> dict[str, pa.Table]:
+    """Run sql/<folder>/ over the Arrow `inputs` (registered under their names), after the SQL
+    script `setup` if given, and return the rows it wrote, per stored table. file_id and rank
+    are FILE_PLACEHOLDER in them."""
     con = scratch()
     for table in EVENT_TABLES:
         con.execute(f"DELETE FROM store.{table}")
@@ -49,6 +52,9 @@ def map_source(folder: str, inputs: dict[str, pa.Table], **variables) -> dict[st
         con.register(name, table)
     try:
         set_variables(con, file_id=FILE_PLACEHOLDER, rank=FILE_PLACEHOLDER, **variables)
+        if setup:
+            for statement in con.extract_statements(setup):
+                con.execute(statement)
         run_folder(con, folder)
         return {table: _arrow(con, f"SELECT * FROM store.{table}") for table in EVENT_TABLES}
     finally:
