@@ -5,4 +5,5 @@ SELECT (SELECT count(*) FROM store.kernels WHERE file_id = getvariable('file_id'
      + (SELECT count(*) FROM store.cuda_api WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.cpu_ops WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.nvtx_ranges WHERE file_id = getvariable('file_id'))
-     + (SELECT count(*) FROM store.nccl_ops WHERE file_id = getvariable('file_id'));
+     + (SELECT count(*) FROM store.nccl_ops WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.samples WHERE file_id = getvariable('file_id'));

@@ -69,7 +69,9 @@ def main(
 
 @app.command()
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Trace files or directories (searched recursively)")],
+    paths: Annotated[Optional[list[Path]], typer.Argument(
+        help="Trace files or directories (searched recursively)",
+        readable=False)] = None,  # an unreadable file is reported by ingest, not refused by the parser
     db: DbOption = None,
     run: Annotated[Optional[str], typer.Option(help="Put every file in this run")] = None,
     rank_map: Annotated[
@@ -83,9 +85,21 @@ def ingest(
     memory_limit: Annotated[str, typer.Option(
         envvar="TRACEWH_MEMORY_LIMIT",
         help="DuckDB memory limit while ingesting; beyond it DuckDB spills to disk")] = "512MB",
+    series: Annotated[Optional[list[Path]], typer.Option(
+        "--series", help="A CSV of samples taken beside the job (GPU memory, utilisation, "
+        "power); repeatable")] = None,
+    series_time_column: Annotated[Optional[str], typer.Option(
+        help="The series' time column [default: detected: time, timestamp, ts, ...]")] = None,
+    series_time_unit: Annotated[Optional[str], typer.Option(
+        help="s, ms, us, ns since the epoch, or text [default: detected]")] = None,
+    series_tz: Annotated[Optional[str], typer.Option(
+        help="UTC offset of text time stamps, e.g. +02:00 [default: UTC]")] = None,
+    series_host: Annotated[Optional[str], typer.Option(
+        help="Host the series was sampled on, when it has no host column")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
 ) -> None:
-    """Load Nsight Systems SQLite exports (and .nsys-rep reports) into the warehouse.
+    """Load Nsight Systems SQLite exports (and .nsys-rep reports), PyTorch profiler (Kineto)
+    traces and sampled time series (--series) into the warehouse.
 
     Each file is one transaction: a bad file is reported on one line and leaves the warehouse
     as it was; the same file again adds nothing.
@@ -93,7 +107,10 @@ def ingest(
     Example:
 
         tracewh ingest runs/ --db job.duckdb
+        tracewh ingest --series gpu_monitor.csv --run dp4 --db job.duckdb
     """
+    if not paths and not series:
+        _fail("nothing to ingest: give trace files or folders, or --series FILE.csv")
     from .ingest import ingest_paths
     from .ingest.discover import parse_rank_map
 
@@ -126,7 +143,10 @@ def ingest(
             progress.update(task, advance=1, mb=progress.tasks[0].fields["mb"] + result.bytes / 1e6)
 
     with progress:
-        ingest_paths(con, paths, run=run, rank_rules=rules, replace=replace, jobs=jobs,
+        ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace, jobs=jobs,
+                     series=series, series_options={
+                         "time_column": series_time_column, "time_unit": series_time_unit,
+                         "tz": series_tz, "host": series_host},
                      on_file=on_file, on_start=on_start)
     con.close()
     _summarize(results, time.perf_counter() - started, quiet)

@@ -20,8 +20,9 @@ import duckdb
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..warehouse import first_row, utc_now
-from . import kineto, nsys, nsys_report
-from .discover import KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, Candidate, RankRule, discover
+from . import kineto, nsys, nsys_report, series
+from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, Candidate, RankRule,
+                       discover, run_identity)
 from .sqlscript import run_script, set_variables
 
 
@@ -51,6 +52,8 @@ def ingest_paths(
     rank_rules: list[RankRule] | None = None,
     replace: bool = False,
     jobs: int | None = None,
+    series: list[Path] | None = None,
+    series_options: dict | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Candidate]], None] | None = None,
 ) -> list[FileResult]:
@@ -61,26 +64,32 @@ def ingest_paths(
     transaction, so rank numbering and duplicate checks see every earlier file.
     """
     candidates, errors = discover(paths, run)
+    for path in series or []:  # named one by one: a .csv could be anything
+        if not path.is_file():
+            errors.append(IngestError(path, "no such file"))
+            continue
+        run_id, root = run_identity(path, path.parent, run)
+        candidates.append(Candidate(path.resolve(), SERIES_CSV, run_id, root))
     results = [FileResult(Path(e.path), "failed", message=str(e)) for e in errors]
     if on_start:
         on_start(candidates)
     for result in results:
         on_file and on_file(result)
     jobs = max(1, jobs or os.cpu_count() or 1)
-    files_per_run = Counter(c.run_id for c in candidates)
+    files_per_run = Counter(c.run_id for c in candidates if c.format != SERIES_CSV)
     decoders = _decoder_pool(jobs) if any(c.format == KINETO_JSON for c in candidates) else None
     queue = iter(candidates)
     try:
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
             def submit(c):
-                return pool.submit(_prepare, con, c, replace, decoders)
+                return pool.submit(_prepare, con, c, replace, decoders, series_options or {})
 
             ahead = deque(submit(c) for c in islice(queue, jobs))
             while ahead:
                 prepared = ahead.popleft().result()
                 ahead.extend(submit(c) for c in islice(queue, 1))
                 alone = files_per_run[prepared.candidate.run_id] == 1
-                result = _finish(prepared, rank_rules or [], replace, alone)
+                result = _finish(prepared, rank_rules or [], replace, alone, series_options or {})
                 results.append(result)
                 on_file and on_file(result)
     finally:
@@ -109,7 +118,7 @@ class _Prepared:
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool,
-             decoders: ProcessPoolExecutor | None) -> _Prepared:
+             decoders: ProcessPoolExecutor | None, series_options: dict) -> _Prepared:
     prepared = _Prepared(candidate, FileResult(candidate.path, "failed", candidate.run_id),
                          started=time.perf_counter())
     try:
@@ -124,6 +133,10 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
             return prepared  # _finish reports the skip
         if candidate.format in (NSYS_SQLITE, NSYS_REPORT):
             prepared.info = nsys.prepare(prepared.cursor, source_path)
+        elif candidate.format == SERIES_CSV:
+            prepared.info = series.layout(candidate.path, series_options.get("time_column"),
+                                          series_options.get("time_unit"),
+                                          series_options.get("tz"))
         elif candidate.format == KINETO_JSON:
             try:
                 prepared.info = decoders.submit(kineto.prepare, source_path,
@@ -142,7 +155,8 @@ def _already_ingested(con: duckdb.DuckDBPyConnection, digest: str):
     return first_row(con, "SELECT file_id, run_id FROM store.sources WHERE sha256 = ?", [digest])
 
 
-def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bool) -> FileResult:
+def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bool,
+            series_options: dict) -> FileResult:
     result, con, path = prepared.result, prepared.cursor, prepared.candidate.path
     try:
         if isinstance(prepared.info, Exception):
@@ -161,7 +175,7 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
         try:
             for (old_id,) in stale:
                 remove_source(con, old_id)
-            result.rows = _load(con, prepared, rules, alone)
+            result.rows = _load(con, prepared, rules, alone, series_options.get("host"))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -181,14 +195,17 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
 
 
 def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule],
-          alone: bool) -> int:
+          alone: bool, series_host: str | None) -> int:
     candidate, source_path = prepared.candidate, prepared.source_path
     file_id = first_row(con, "SELECT nextval('store.file_id_seq')")[0]
     con.execute(
         "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
         [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
-    if candidate.format == KINETO_JSON:
+    if candidate.format == SERIES_CSV:
+        facts = series.load(con, candidate.path, prepared.info, candidate.run_id, file_id,
+                            series_host)
+    elif candidate.format == KINETO_JSON:
         facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
                             alone)
     else:

@@ -12,6 +12,7 @@ from ..errors import IngestError, TracewhError
 NSYS_SQLITE = "nsys-sqlite"
 NSYS_REPORT = "nsys-rep"
 KINETO_JSON = "kineto-json"
+SERIES_CSV = "series-csv"
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _CARD_KEY = re.compile(r"^workload\s*:", re.M)

@@ -1,0 +1,76 @@
+"""Time series sampled beside the job: nvidia-smi CSV, epoch numbers, hosts, zones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tracewh
+from tracewh.cli import app
+
+runner = CliRunner()
+NVIDIA_SMI = """timestamp, index, memory.free [MiB], memory.used [MiB], utilization.gpu [%], power.draw [W]
+2026/01/01 00:00:00.400, 0, 80000 MiB, 1000 MiB, 45 %, 312.50 W
+2026/01/01 00:00:00.400, 1, 70000 MiB, 11000 MiB, 50 %, 298.10 W
+2026/01/01 00:00:00.500, 0, 79000 MiB, 2000 MiB, 97 %, 401.00 W
+2026/01/01 00:00:00.500, 1, [N/A], 12000 MiB, 99 %, 405.20 W
+"""
+T0 = 1_767_225_600_400_000_000  # 2026-01-01T00:00:00.400Z
+
+
+def ingest(db: Path, *args: str):
+    return runner.invoke(app, ["ingest", "--quiet", "--db", str(db), *args])
+
+
+def samples(db: Path):
+    con = tracewh.connect(db, read_only=True)
+    rows = con.execute("SELECT host, device_id, ts_ns, metric, value FROM samples ORDER BY ALL").fetchall()
+    con.close()
+    return rows
+
+
+def test_nvidia_smi_csv(db_path, tmp_path):
+    csv = tmp_path / "gpu.csv"
+    csv.write_text(NVIDIA_SMI)
+    result = ingest(db_path, "--series", str(csv), "--run", "job", "--series-host", "node0")
+    assert result.exit_code == 0, result.stderr
+    rows = samples(db_path)
+    assert len(rows) == 4 * 4 - 1  # the [N/A] cell is no sample
+    assert ("node0", 0, T0, "memory.free [MiB]", 80000.0) in rows
+    assert ("node0", 1, T0 + 100_000_000, "power.draw [W]", 405.2) in rows
+    assert not [r for r in rows if r[1] == 1 and r[2] == T0 + 100_000_000 and r[3] == "memory.free [MiB]"]
+    con = tracewh.connect(db_path, read_only=True)
+    source = con.execute("SELECT format, rows, origin_ns, warnings FROM sources").fetchall()[0]
+    con.close()
+    assert source[:3] == ("series-csv", 15, T0) and "taken as UTC" in source[3]
+    # the same file again adds nothing
+    assert ingest(db_path, "--series", str(csv), "--run", "job").exit_code == 0
+    assert len(samples(db_path)) == 15
+
+
+def test_zone_offset_and_epoch_numbers(db_path, tmp_path):
+    local = tmp_path / "local.csv"
+    local.write_text(NVIDIA_SMI.replace("2026/01/01 00:00", "2026/01/01 02:00"))
+    assert ingest(db_path, "--series", str(local), "--run", "job", "--series-tz", "+02:00").exit_code == 0
+    assert {r[2] for r in samples(db_path)} == {T0, T0 + 100_000_000}
+    epoch = tmp_path / "epoch.csv"
+    epoch.write_text("time,host,gpu,free_bytes\n1767225600.4,nodeA,3,100\n1767225600.5,nodeB,3,90\n")
+    assert ingest(db_path, "--series", str(epoch), "--run", "job2").exit_code == 0
+    con = tracewh.connect(db_path, read_only=True)
+    assert con.execute("SELECT host, device_id, ts_ns, value FROM samples WHERE run_id = 'job2' "
+                       "ORDER BY ts_ns").fetchall() == [("nodeA", 3, T0, 100.0), ("nodeB", 3, T0 + 100_000_000, 90.0)]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("a,b\n1,2\n", "no time column"),
+    ("timestamp,x\n", "empty series"),
+    ("timestamp,x\nsoon,3\n", "no samples"),
+])
+def test_bad_series_is_one_line(db_path, tmp_path, text, message):
+    csv = tmp_path / "bad.csv"
+    csv.write_text(text)
+    result = ingest(db_path, "--series", str(csv), "--run", "job")
+    assert result.exit_code == 1 and message in result.stderr and str(csv) in result.stderr
+    assert samples(db_path) == []
