@@ -33,6 +33,7 @@ def scratch() -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(":memory:")
         con.execute("SET memory_limit = ?", [os.environ.get("TRACEWH_WORKER_MEMORY", "256MB")])
         con.execute("SET threads = 1")  # one decoder process per core already
+        con.execute("SET enable_progress_bar = false")  # workers must not draw on the terminal
         con.execute("SET temp_directory = ?", [tempfile.mkdtemp(prefix="tracewh-scratch-")])
         migrate(con)
         install_views(con)
