@@ -84,9 +84,9 @@ def test_remove_a_run_removes_exactly_its_rows(sample_db, tmp_path):
 
     def per_run(path):
         con = tracewh.connect(path, read_only=True)
-        tables = [t for (t,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'store' "
-            "AND table_name NOT IN ('schema_migrations', 'meta')").fetchall()]
+        tables = [t for (t,) in con.execute(  # the tables whose rows belong to a run
+            "SELECT table_name FROM duckdb_columns() WHERE schema_name = 'store' "
+            "AND column_name = 'run_id' ORDER BY 1").fetchall()]
         out = {t: con.execute(f"SELECT run_id, count(*), sum(hash(x)) FROM store.{t} AS x "
                               "GROUP BY run_id ORDER BY run_id").fetchall() for t in tables}
         con.close()

@@ -5,7 +5,7 @@ CREATE OR REPLACE VIEW gpu_ops AS
 SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
        'kernel' AS op,                 -- kernel | memcpy | memset
-       kernel_kind(name) AS kind,      -- compute | comm | sync | other | memcpy | memset
+       coalesce(n.kind, kernel_kind(name)) AS kind,  -- compute | comm | sync | other | memcpy | memset
        name,                           -- kernel name, '[CUDA memcpy Host-to-Device]', '[CUDA memset]'
        correlation_id,
        grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread,
@@ -14,7 +14,7 @@ SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
        NULL::VARCHAR AS src_kind,      -- memory kinds: Pageable, Pinned, Device, ...
        NULL::VARCHAR AS dst_kind,
        iteration
-FROM store.kernels
+FROM store.kernels LEFT JOIN store.kernel_names n USING (name)
 UNION ALL
 SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
        start_ns, end_ns, end_ns - start_ns,

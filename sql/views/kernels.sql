@@ -1,4 +1,5 @@
--- One row per GPU kernel execution.
+-- One row per GPU kernel execution. The kind comes from store.kernel_names: each distinct name
+-- classified once by kernel_kind() (re-classified when the patterns change).
 CREATE OR REPLACE VIEW kernels AS
 SELECT
     run_id,
@@ -12,7 +13,7 @@ SELECT
     end_ns - start_ns AS dur_ns,
     name,                     -- demangled name
     short_name,               -- base name
-    kernel_kind(name) AS kind, -- compute | comm | sync | other
+    coalesce(n.kind, kernel_kind(name)) AS kind, -- compute | comm | sync | other
     correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
     external_id,              -- Kineto: the CPU op that launched it (cpu_ops.external_id)
     grid_x, grid_y, grid_z,
@@ -23,4 +24,4 @@ SELECT
     shared_mem_bytes,         -- static + dynamic (Kineto reports only the total)
     graph_node_id,
     iteration                 -- iteration of the CPU call that launched it
-FROM store.kernels;
+FROM store.kernels LEFT JOIN store.kernel_names n USING (name);

@@ -42,6 +42,12 @@ OutputOption = Annotated[
     Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout")
 ]
 MaxRowsOption = Annotated[int, typer.Option(help="Rows shown by --format table")]
+WaitOption = Annotated[float, typer.Option(
+    "--wait", min=0, help="Seconds to wait while another tracewh holds the warehouse")]
+
+
+def _waiting(message: str) -> None:
+    err.print(message, highlight=False, soft_wrap=True)
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -97,6 +103,7 @@ def ingest(
     series_host: Annotated[Optional[str], typer.Option(
         help="Host the series was sampled on, when it has no host column")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
+    wait: WaitOption = 60.0,
 ) -> None:
     """Load Nsight Systems SQLite exports (and .nsys-rep reports), PyTorch profiler (Kineto)
     traces and sampled time series (--series) into the warehouse.
@@ -116,7 +123,7 @@ def ingest(
 
     try:
         rules = parse_rank_map(rank_map or [])
-        con = connect(_db(db))
+        con = connect(_db(db), wait=wait, on_wait=_waiting)
         con.execute("SET memory_limit = ?", [memory_limit])
     except TracewhError as exc:
         _fail(str(exc))
@@ -183,23 +190,30 @@ def query(
     fmt: FormatOption = Format.table,
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
+    wait: WaitOption = 60.0,
 ) -> None:
-    """Run a metric over the warehouse.
+    """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it).
 
     Example:
 
         tracewh query gpu_kernel_summary --param rank=0 --format csv
     """
+    from .guard import lock_down
     from .metrics import find_metric, run_metric
 
+    con = None
     try:
         params = _parse_params(param or [])
-        chosen = find_metric(metric)
-        con = connect(_db(db), read_only=True)
+        chosen = find_metric(metric)  # parses and checks the metric before it runs
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        lock_down(con)
         result = run_metric(con, chosen, params)
         write(result, fmt, output, max_rows, err)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
 
 
 def _parse_params(specs: list[str]) -> dict[str, str]:
@@ -219,8 +233,11 @@ def sql(
     fmt: FormatOption = Format.table,
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
+    wait: WaitOption = 60.0,
 ) -> None:
-    """Run an ad-hoc SQL query on a read-only connection.
+    """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse.
+
+    Writes, ATTACH, COPY, INSTALL/LOAD, SET/RESET/PRAGMA and reading files are refused.
 
     Example:
 
@@ -228,21 +245,31 @@ def sql(
     """
     import duckdb
 
+    from .guard import check_query, lock_down, parse_one_statement, warehouse_relations
+
+    con = None
     try:
-        con = connect(_db(db), read_only=True)
+        parse_one_statement(statement)  # refuse what cannot be checked before opening anything
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        check_query(statement, *warehouse_relations(con))
+        lock_down(con)
         result = query_arrow(con, statement)
         write(result, fmt, output, max_rows, err)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
     except duckdb.Error as exc:
         _fail(str(exc).splitlines()[0])
+    finally:
+        if con is not None:
+            con.close()
 
 
 @app.command()
-def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None) -> None:
+def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None,
+         wait: WaitOption = 60.0) -> None:
     """List the runs in the warehouse, with their ranks and sources."""
     try:
-        con = connect(_db(db), read_only=True)
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         result = query_arrow(con,
             "SELECT r.run_id, r.world_size AS ranks, r.sources, "
             "(SELECT count(*) FROM kernels k WHERE k.run_id = r.run_id) AS kernels, "
@@ -259,6 +286,7 @@ def remove(
     db: DbOption = None,
     source: Annotated[Optional[list[str]], typer.Option(help="A file_id or path; repeatable")] = None,
     run: Annotated[Optional[list[str]], typer.Option(help="A run name; repeatable")] = None,
+    wait: WaitOption = 60.0,
 ) -> None:
     """Remove sources or whole runs, and exactly their rows.
 
@@ -270,8 +298,9 @@ def remove(
 
     if not source and not run:
         _fail("say what to remove: --source FILE_ID_OR_PATH or --run NAME")
+    con = None
     try:
-        con = connect(_db(db))
+        con = connect(_db(db), wait=wait, on_wait=_waiting)
         ids = []
         for item in source or []:
             found = con.execute(
@@ -292,34 +321,88 @@ def remove(
         err.print(f"removed {len(set(ids))} source(s)")
     except TracewhError as exc:
         _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()  # an unfinished removal rolls back
 
 
 @app.command()
 def export(
-    out: Annotated[Path, typer.Argument(help="Folder of the Parquet lake (created if needed)")],
+    out: Annotated[Path, typer.Argument(help="Lake folder (parquet), or trace file/folder (chrome-trace)")],
     db: DbOption = None,
     run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f",
+                                     help="parquet (a lake of every view) or chrome-trace")] = "parquet",
     force: Annotated[bool, typer.Option(help="Rewrite runs that are already up to date")] = False,
 ) -> None:
-    """Write every view as Parquet, hive-partitioned by run (and rank for the big ones).
+    """Write every view as Parquet, hive-partitioned by run (and rank for the big ones); or a
+    run as one Chrome/Perfetto trace with all its ranks, clock offsets applied.
 
-    Runs already exported and unchanged are skipped; runs gone from the warehouse are removed
-    from the lake. Spark, Trino, polars, pyarrow and DuckDB read it with just the path.
+    Parquet: runs already exported and unchanged are skipped; runs gone from the warehouse are
+    removed from the lake. Spark, Trino, polars, pyarrow and DuckDB read it with just the path.
 
     Example:
 
         tracewh export lake/ --db job.duckdb
+        tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
     """
-    from .export import export_lake
+    from .export import export_chrome_trace, export_lake
 
+    if fmt not in ("parquet", "chrome-trace"):
+        _fail(f"--format {fmt!r}: choose parquet or chrome-trace")
     try:
         con = connect(_db(db), read_only=True)
-        report = export_lake(con, out, runs=run, force=force)
+        if fmt == "parquet":
+            report = export_lake(con, out, runs=run, force=force)
+            err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
+                      f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
+                      f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
+                      highlight=False)
+            return
+        runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+        if out.suffix == ".json" and len(runs) != 1:
+            _fail("a single .json file holds one run - pick it with --run, or give a folder")
+        for name in runs:
+            target = out if out.suffix == ".json" else out / (name.replace("/", "_") + ".trace.json")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            events = export_chrome_trace(con, name, target)
+            err.print(f"wrote {target} ({events:,} events)", highlight=False)
     except TracewhError as exc:
         _fail(str(exc))
-    err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
-              f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, {len(report.removed)} "
-              f"removed; lake {report.bytes / 1e6:.1f} MB at {out}", highlight=False)
+
+
+@app.command()
+def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
+    """Check the warehouse: every table reads back, every source complete or absent, runs,
+    ranks and devices consistent, migrations as recorded, every view answers.
+
+    Prints one line per problem and exits 1 if there is any (audits: sql/checks/*.sql).
+
+    Example:
+
+        tracewh check --db job.duckdb
+    """
+    from .check import check_warehouse
+
+    path = _db(db)
+    con = None
+    try:
+        con = connect(path, read_only=True, wait=wait, on_wait=_waiting, upgrade=False)
+        problems = check_warehouse(con)
+        sources = con.execute("SELECT count(*) FROM store.sources").fetchall()[0][0] \
+            if not problems else None
+    except TracewhError as exc:
+        _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
+    for problem in problems:
+        err.print(f"[red]Problem:[/red] {problem.message}", highlight=False, soft_wrap=True)
+    if problems:
+        err.print(f"{path}: {len(problems)} problem(s)", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+    err.print(f"{path}: consistent ({sources} source(s); every view answers)", highlight=False,
+              soft_wrap=True)
 
 
 @app.command()
@@ -340,6 +423,49 @@ def shell(
     args = [duckdb_cli, str(path)] if write_access else [duckdb_cli, "-readonly", str(path)]
     sys.stdout.flush()
     os.execv(duckdb_cli, args)
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option("--out", help="Folder for index.html and the figure files",
+                                      file_okay=False)],
+    db: DbOption = None,
+    run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
+    size: Annotated[str, typer.Option(help="Figure size in inches, WIDTHxHEIGHT")] = "5x3",
+    formats: Annotated[str, typer.Option(help="Figure files to write: png, svg, eps "
+                                         "(comma-separated)")] = "png,svg",
+    dpi: Annotated[int, typer.Option(min=50, max=1200, help="Resolution of the PNG files")] = 200,
+    second_axis: Annotated[str, typer.Option(
+        help="Second axis of the phase figure, from the throughput metric: auto, tokens, "
+             "samples or none")] = "auto",
+    wait: WaitOption = 60.0,
+) -> None:
+    """Write an offline HTML report (figures drawn from the metrics) and each figure as a file.
+
+    DIR/index.html needs no network: figures and CSS are inlined.
+
+    A figure whose metric has nothing to show is left out with a note saying why.
+
+    Example:
+
+        tracewh report --db job.duckdb --out report/ --size 5x3 --formats png,svg,eps
+    """
+    from .report import build_report, parse_formats, parse_size, print_summary
+
+    con = None
+    try:
+        figure_size, figure_formats = parse_size(size), parse_formats(formats)
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        result = build_report(con, out, runs=run, size=figure_size, formats=figure_formats,
+                              dpi=dpi, second_axis=second_axis, db_label=str(_db(db)))
+    except TracewhError as exc:
+        _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
+    print_summary(result)
+    if result.problems:
+        raise typer.Exit(1)
 
 
 @metrics_app.command("list")

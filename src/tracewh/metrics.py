@@ -45,9 +45,8 @@ _PARAM = re.compile(
     r"^(?P<name>[a-z_][a-z0-9_]*)\s*\(\s*(?P<type>\w+)\s*"
     r"(?:,\s*(?:(?P<optional>optional)|default\s+(?P<default>.+?)))?\s*\)$"
 )
-# Statements and expressions a read-only query never contains, wherever they are nested.
-_FORBIDDEN = (exp.DML, exp.DDL, exp.Command, exp.Copy, exp.Attach, exp.Detach, exp.Install,
-              exp.Pragma, exp.Set, exp.Use, exp.Transaction, exp.Commit, exp.Kill, exp.Into)
+# Statements and expressions a read-only query never contains (shared with `tracewh sql`).
+from .guard import FORBIDDEN_NODES as _FORBIDDEN  # noqa: E402
 
 LOCK_NAME = "metrics.lock"
 LOCK_HEADER = """\

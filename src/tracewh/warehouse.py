@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable
 
 import duckdb
 
@@ -67,45 +69,110 @@ def views_checksum() -> str:
     return digest.hexdigest()
 
 
-def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the warehouse at `path`, up to date, and return the connection."""
+def connect(path: str | Path | None = None, read_only: bool = False, wait: float = 0.0,
+            on_wait: Callable[[str], None] | None = None,
+            upgrade: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the warehouse at `path`, up to date, and return the connection.
+
+    DuckDB lets one process write a file and no other process open it meanwhile, readers
+    included. When another process holds it, wait up to `wait` seconds (telling `on_wait` once),
+    then raise WarehouseBusy. `upgrade=False` opens a read-only warehouse as it is, without
+    applying pending migrations or views (what `tracewh check` inspects).
+    """
     path = Path(path) if path is not None else default_db_path()
+    waiting = _Waiting(path, time.monotonic() + max(0.0, wait), on_wait)
     if read_only:
         if not path.exists():
             raise TracewhError(f"{path}: no warehouse here - run 'tracewh ingest PATH' first")
-        con = _open(path, read_only=True)
-        if _needs_upgrade(con):
+        con = _open(path, read_only=True, waiting=waiting)
+        if upgrade and _needs_upgrade(con):
             con.close()
-            _open_for_write(path).close()  # upgrade once, then reopen read-only
-            con = _open(path, read_only=True)
+            _open_for_write(path, waiting).close()  # upgrade once, then reopen read-only
+            con = _open(path, read_only=True, waiting=waiting)
         return con
-    return _open_for_write(path)
+    return _open_for_write(path, waiting)
 
 
-def _open_for_write(path: Path) -> duckdb.DuckDBPyConnection:
+def _open_for_write(path: Path, waiting: _Waiting | None = None) -> duckdb.DuckDBPyConnection:
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        boot = duckdb.connect(":memory:")
-        boot.execute(f"ATTACH '{_quote(path)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
-        boot.execute("DETACH wh")
-        boot.close()
-    con = _open(path, read_only=False)
+        _create(path)
+    con = _open(path, read_only=False, waiting=waiting)
     migrate(con)
     install_views(con)
     return con
 
 
-def _open(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _create(path: Path) -> None:
+    """Create a warehouse file at the pinned storage version, migrated and with its views,
+    atomically: built under a temporary name and linked into place, so a crash never leaves a
+    half-made warehouse at `path`, and two processes creating it at once share one file."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.creating")
     try:
-        return duckdb.connect(str(path), read_only=read_only)
-    except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
-            raise WarehouseBusy(
-                f"{path}: warehouse busy - another tracewh process is writing it; retry when it ends"
-            ) from None
-        raise TracewhError(f"{path}: cannot open warehouse: {exc}") from None
-    except duckdb.Error as exc:
-        raise TracewhError(f"{path}: not a DuckDB warehouse: {exc}") from None
+        boot = duckdb.connect(":memory:")
+        try:
+            boot.execute(f"ATTACH '{_quote(scratch)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
+            boot.execute("DETACH wh")
+        finally:
+            boot.close()
+        con = duckdb.connect(str(scratch))
+        try:
+            migrate(con)
+            install_views(con)
+        finally:
+            con.close()
+        try:
+            os.link(scratch, path)  # fails if another process created it first: keep theirs
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links on this file system
+            if not path.exists():
+                os.replace(scratch, path)
+    finally:
+        for leftover in (scratch, scratch.with_name(scratch.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+
+
+@dataclass
+class _Waiting:
+    """How long to wait for a warehouse another process holds, and whom to tell."""
+
+    path: Path
+    deadline: float
+    on_wait: Callable[[str], None] | None = None
+    told: bool = False
+
+
+_LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
+
+
+def _open(path: Path, read_only: bool, waiting: _Waiting | None = None
+          ) -> duckdb.DuckDBPyConnection:
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise TracewhError(f"{path}: cannot open warehouse: {exc}") from None
+            holder = _LOCK_HOLDER.search(str(exc))
+            by = f"another tracewh, pid {holder.group(1)}" if holder else "another tracewh"
+            left = waiting.deadline - time.monotonic() if waiting else 0.0
+            if left <= 0:
+                raise WarehouseBusy(
+                    f"{path}: warehouse busy - held by {by}; retry when it ends, "
+                    "or give --wait SECONDS to wait for it") from None
+            if waiting.on_wait and not waiting.told:
+                waiting.on_wait(f"waiting for the warehouse {path} (held by {by}) - "
+                                f"up to {left:.0f} s more")
+                waiting.told = True
+            time.sleep(min(0.1, left))
+        except duckdb.ConnectionException as exc:
+            if "different configuration" in str(exc):
+                raise WarehouseBusy(f"{path}: warehouse already open in this process with other "
+                                    "settings - close that connection first") from None
+            raise TracewhError(f"{path}: cannot open warehouse: {exc}") from None
+        except duckdb.Error as exc:
+            raise TracewhError(f"{path}: not a DuckDB warehouse: {exc}") from None
 
 
 def _quote(path: Path) -> str:
@@ -153,6 +220,12 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
                 [migration.version, migration.name, migration.checksum, utc_now()],
             )
             con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise TracewhError(
+                f"migration {migration.name} failed on this warehouse: "
+                f"{str(exc).splitlines()[0]} - its schema_migrations may have been edited; "
+                "'tracewh check' lists what differs") from None
         except Exception:
             con.execute("ROLLBACK")
             raise
@@ -170,6 +243,9 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
     try:
         _drop_public_objects(con)
         _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
+        # the kind patterns may have changed: classify every kernel name again
+        for statement in con.extract_statements((sql_dir() / "kernel_names_rebuild.sql").read_text()):
+            con.execute(statement)
         con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
         con.execute(
             "INSERT INTO store.meta VALUES ('views_checksum', ?), ('tracewh_version', ?)",

@@ -184,9 +184,12 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
     except IngestError as exc:
         result.message = str(exc)
     except OSError as exc:
-        result.message = str(IngestError(path, f"cannot read: {exc.strerror or exc}"))
+        result.message = str(IngestError(path, f"cannot read: {exc.strerror or exc}",
+                                         "check its permissions, or copy it somewhere readable"))
     except duckdb.Error as exc:
-        result.message = str(IngestError(path, f"could not be loaded: {str(exc).splitlines()[0]}"))
+        result.message = str(IngestError(
+            path, f"could not be loaded: {str(exc).splitlines()[0]}",
+            "the file may be damaged or from an unsupported exporter; re-export it"))
     finally:
         if con is not None:
             con.close()
@@ -211,6 +214,7 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
     else:
         facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
     set_variables(con, file_id=file_id)
+    run_script(con, sql_dir() / "kernel_names_add.sql")
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(
         "INSERT INTO store.sources (file_id, run_id, path, sha256, format, tool_version, "

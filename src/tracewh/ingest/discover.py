@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +50,17 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
     found: list[Candidate] = []
     errors: list[IngestError] = []
     for given in paths:
-        if not given.exists():
-            errors.append(IngestError(given, "no such file or directory"))
+        try:
+            given.stat()
+        except FileNotFoundError:
+            errors.append(IngestError(given, "no such file or directory", "check the path"))
+            continue
+        except OSError as exc:  # e.g. inside a directory this process may not enter
+            errors.append(IngestError(given, f"cannot read: {exc.strerror}",
+                                      "check the permissions of the file and its directories"))
             continue
         if given.is_dir():
-            files = sorted(p for p in given.rglob("*") if p.is_file() and file_format(p))
+            files = sorted(p for p in _walk(given, errors) if p.is_file() and file_format(p))
             root = given
         else:
             files = [given]
@@ -67,6 +74,15 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
             run_id, run_root = run_identity(path, root, run)
             found.append(Candidate(path.resolve(), fmt, run_id, run_root))
     return found, errors
+
+
+def _walk(root: Path, errors: list[IngestError]) -> list[Path]:
+    """Every file below `root`; a directory that cannot be listed is an error, not a silent skip."""
+    def unreadable(exc: OSError) -> None:
+        errors.append(IngestError(exc.filename, f"cannot list this directory: {exc.strerror}",
+                                  "check its permissions; the files in it were not ingested"))
+    return [Path(folder) / name for folder, _, names in os.walk(root, onerror=unreadable)
+            for name in names]
 
 
 def _prefer_exports(files: list[Path]) -> list[Path]:

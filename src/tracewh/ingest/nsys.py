@@ -8,6 +8,7 @@ to the warehouse model live in sql/ingest/nsys/.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -58,6 +59,9 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
     }),
 }
 # Tables whose presence marks a file as an nsys export (the 2021 export has only some).
+# Columns without which a table's rows cannot be stored (times are NOT NULL in the warehouse).
+_REQUIRED = {"kernel": ("start", "end"), "memcpy": ("start", "end"), "memset": ("start", "end"),
+             "runtime": ("start", "end"), "nvtx": ("start",), "strings": ("id", "value")}
 _NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "ThreadNames", "TARGET_INFO_GPU"}
 _ENV_RANK = re.compile(r"(?:^|[;\s])(?:RANK|SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK)=(\d+)")
 
@@ -161,6 +165,10 @@ def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
             if table not in info.tables:
                 continue
             present = _columns(reader, table)
+            missing = [c for c in _REQUIRED.get(name, ()) if c not in present]
+            if missing:
+                raise IngestError(path, f"{table} has no column {', '.join(missing)} (renamed or "
+                                  "dropped?)", "re-export it with 'nsys export --type sqlite'")
             select = ", ".join(
                 f'"{c}"' if c in present or c == "rowid" else f"NULL AS \"{c}\"" for c in columns
             )
@@ -255,9 +263,9 @@ def assign_ranks(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, r
                           "profile with --trace=cuda and export again")
     single = len(pids) == 1
     taken = taken_ranks(con, run_id)
-    next_free = max(taken, default=-1) + 1
+    free = (rank for rank in itertools.count() if rank not in taken)  # lowest free first
     rows = []
-    for index, pid in enumerate(pids):
+    for pid in pids:
         rank, source = rank_from_map(rules, path, pid, single), "rank-map"
         if rank is None and pid in info.mpi_ranks:
             rank, source = info.mpi_ranks[pid], "mpi"
@@ -266,7 +274,7 @@ def assign_ranks(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, r
         if rank is None and single and rank_from_filename(path) is not None:
             rank, source = rank_from_filename(path), "filename"
         if rank is None:
-            rank, source = next_free + index, "process-order"
+            rank, source = next(free), "process-order"
         claim(taken, rank, source, path, run_id)
         rows.append((pid, global_pids[pid], rank, source, info.host))
     con.execute("CREATE OR REPLACE TEMP TABLE _nsys_ranks (pid BIGINT, global_pid BIGINT, "
