@@ -1,0 +1,89 @@
+-- metric: collective_bandwidth
+-- version: 1
+-- summary: Algorithm and bus bandwidth of each collective matched across ranks, as nccl-tests computes them
+-- unit: GB/s
+-- grain: run_id, op_key
+-- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw)
+--
+-- A collective is matched across ranks by nccl_ops.op_key; a send or receive is its own rank's
+-- operation (op_key shown as `op_key@rank`). Per collective:
+--   ranks         ranks it was seen on;  n = group_size when known, else ranks
+--   t_ns          the shortest duration over its ranks (nccl-tests times the fastest view of the
+--                 operation: the others include waiting for late peers)
+--   algbw_gbps    full_bytes / t  (bytes per ns = GB/s, 1e9 bytes per second)
+--   bus_factor    AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n; others 1
+--   busbw_gbps    algbw_gbps x bus_factor
+--   start_ns, end_ns  first start and last end over its ranks, on the aligned clock
+--                 (raw time - clock_offsets.offset_ns), UTC ns
+-- Bandwidths are NULL, never an error, when they cannot be known; `note` says why (nsys
+-- exports carry no message sizes unless exported with --include-blobs, so full_bytes is NULL).
+-- A collective seen on fewer ranks than its group is still reported, with a note.
+-- collective: keep one kind (AllReduce, ...). iteration_from / iteration_to keep operations
+-- launched in those iterations; start_ns / end_ns (UTC) keep operations that overlap the window.
+WITH ops AS (
+    SELECT n.run_id, n.rank, n.collective, coalesce(n.pg_name, n.pg_desc) AS pg_name,
+           CASE WHEN n.op_key IS NULL OR n.collective IN ('Send', 'Recv', 'SendRecv')
+                THEN coalesce(n.op_key, n.file_id || ':' || n.start_ns) || '@' || n.rank
+                ELSE n.op_key END AS op_key,
+           n.full_bytes, n.group_size, n.dur_ns, n.iteration,
+           n.start_ns - coalesce(c.offset_ns, 0) AS start_ns,
+           n.end_ns - coalesce(c.offset_ns, 0) AS end_ns
+    FROM nccl_ops n
+    LEFT JOIN clock_offsets c ON c.run_id = n.run_id AND c.rank = n.rank
+    WHERE (getvariable('run') IS NULL OR n.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('collective') IS NULL
+           OR n.collective = CAST(getvariable('collective') AS VARCHAR))
+      AND (getvariable('iteration_from') IS NULL
+           OR n.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR n.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR n.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR n.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+matched AS (
+    SELECT run_id, op_key,
+           min(collective) AS collective,
+           min(pg_name) AS pg_name,
+           min(iteration) AS iteration,
+           count(DISTINCT rank) AS ranks,
+           coalesce(max(group_size), count(DISTINCT rank)) AS n,
+           max(full_bytes) AS full_bytes,
+           min(dur_ns) AS t_ns,
+           max(dur_ns) AS max_dur_ns,
+           min(start_ns) AS start_ns,
+           max(end_ns) AS end_ns
+    FROM ops
+    GROUP BY run_id, op_key
+),
+rated AS (
+    SELECT *,
+           CASE WHEN collective = 'AllReduce' THEN 2.0 * (n - 1) / n
+                WHEN collective IN ('AllGather', 'ReduceScatter', 'AllToAll') THEN (n - 1) * 1.0 / n
+                ELSE 1.0 END AS bus_factor,
+           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END AS algbw_gbps
+    FROM matched
+)
+SELECT
+    run_id,
+    op_key,               -- the collective's cross-rank key (sends/receives: op_key@rank)
+    collective,
+    pg_name,              -- process group; NULL when the trace has none
+    iteration,
+    ranks,                -- ranks it was matched on
+    n,                    -- group size used for bus_factor
+    full_bytes,           -- bytes (nccl-tests size); NULL when unknown
+    t_ns,                 -- shortest duration over its ranks
+    max_dur_ns,           -- longest duration over its ranks
+    start_ns,             -- aligned UTC ns
+    end_ns,               -- aligned UTC ns
+    algbw_gbps,           -- GB/s
+    bus_factor,
+    algbw_gbps * bus_factor AS busbw_gbps,  -- GB/s
+    CASE WHEN full_bytes IS NULL
+             THEN 'message size unknown: full_bytes is NULL (nsys exports carry NCCL sizes only with --include-blobs)'
+         WHEN t_ns <= 0 THEN 'zero duration: bandwidth undefined'
+         WHEN ranks < n THEN 'seen on ' || ranks || ' of ' || n || ' ranks: t is the shortest of those'
+    END AS note
+FROM rated
+ORDER BY run_id, start_ns, op_key;

@@ -1,0 +1,84 @@
+-- metric: collective_counts
+-- version: 1
+-- summary: Number of collective and point-to-point operations by kind, process group and rank, per iteration too
+-- unit: count
+-- grain: run_id, rank, collective, pg_name
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: CCL-Bench coll_call_num
+--
+-- Counts NCCL operations (rows of nccl_ops: one per collective or send/recv, so a kernel that
+-- runs a group of operations counts each of them), not NCCL kernels, and keeps kinds, process
+-- groups and ranks apart (CCL-Bench's coll_call_num counts kernels of one GPU in one iteration).
+-- Per (run, rank, collective, process group):
+--   calls                 operations
+--   iterations            iterations of the rank in the iterations view (in the kept range)
+--   calls_per_iteration   calls with an iteration / iterations (NULL without iterations)
+--   total_bytes           sum of full_bytes (nccl-tests size; NULL when the trace has no sizes)
+--   total_ns              sum of the operations' kernel time
+-- Rows with rank NULL count the run's distinct operations (distinct op_key: one collective seen
+-- on several ranks counts once; a send or receive is one operation of its rank) and the ranks
+-- that took part.
+-- iteration_from / iteration_to keep operations launched in those iterations; start_ns /
+-- end_ns (UTC) keep operations that overlap the window.
+WITH ops AS (
+    SELECT run_id, rank, collective, coalesce(pg_name, pg_desc) AS pg_name, pg_desc,
+           op_key, iteration, full_bytes, dur_ns,
+           file_id || ':' || start_ns || ':' || coalesce(correlation_id, 0) || ':' || collective AS row_key
+    FROM nccl_ops
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('iteration_from') IS NULL
+           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+steps AS (
+    SELECT run_id, rank, count(DISTINCT iteration) AS iterations
+    FROM iterations
+    WHERE (getvariable('iteration_from') IS NULL
+           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+    GROUP BY run_id, rank
+),
+per_rank AS (
+    SELECT o.run_id, o.rank, o.collective, o.pg_name, min(o.pg_desc) AS pg_desc,
+           count(*) AS calls,
+           max(s.iterations) AS iterations,
+           count(o.iteration) * 1.0 / nullif(max(s.iterations), 0) AS calls_per_iteration,
+           CAST(sum(o.full_bytes) AS BIGINT) AS total_bytes,
+           CAST(sum(o.dur_ns) AS BIGINT) AS total_ns,
+           NULL::BIGINT AS ranks
+    FROM ops o
+    LEFT JOIN steps s ON s.run_id = o.run_id AND s.rank = o.rank
+    GROUP BY o.run_id, o.rank, o.collective, o.pg_name
+),
+per_run AS (
+    SELECT run_id, NULL::INTEGER AS rank, collective, pg_name, min(pg_desc) AS pg_desc,
+           count(DISTINCT CASE WHEN op_key IS NULL OR collective IN ('Send', 'Recv', 'SendRecv')
+                               THEN coalesce(op_key, '') || '@' || rank || '@' || row_key
+                               ELSE op_key END) AS calls,
+           NULL::BIGINT AS iterations,
+           NULL::DOUBLE AS calls_per_iteration,
+           NULL::BIGINT AS total_bytes,
+           NULL::BIGINT AS total_ns,
+           count(DISTINCT rank) AS ranks
+    FROM ops
+    GROUP BY run_id, collective, pg_name
+)
+SELECT
+    run_id,
+    rank,                 -- NULL: the run's distinct operations
+    collective,           -- AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Send, Recv, ...
+    pg_name,              -- process group (name, else description); NULL when the trace has none
+    pg_desc,
+    calls,
+    iterations,
+    calls_per_iteration,
+    total_bytes,          -- bytes (full_bytes)
+    total_ns,             -- ns of kernel time
+    ranks                 -- ranks that took part (run rows only)
+FROM (SELECT * FROM per_rank UNION ALL SELECT * FROM per_run)
+ORDER BY run_id, rank NULLS LAST, collective, pg_name NULLS FIRST;

@@ -1,0 +1,132 @@
+-- metric: comm_comp_overlap
+-- version: 1
+-- summary: Share of communication time hidden under compute kernels, per rank and across ranks
+-- unit: percent
+-- grain: run_id, rank
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: HTA get_comm_comp_overlap
+--
+-- Per rank, with U = merged intervals of the rank's GPU kernels:
+--   comm_ns          |U comm|                 (NCCL and other communication kernels)
+--   overlap_ns       |U comm n U compute|      communication running while compute runs
+--   exposed_comm_ns  comm_ns - overlap_ns
+--   overlap_pct      overlap_ns / comm_ns x 100 (NULL when the rank has no communication)
+-- One more row per run with rank NULL: the time-weighted ratio over its ranks,
+-- sum(overlap_ns) / sum(comm_ns) x 100 (not the mean of the per-rank percentages).
+-- Sync and unclassified kernels are neither comm nor compute (DESIGN section 6).
+-- start_ns / end_ns (UTC) cut kernels to that window. iteration_from / iteration_to keep the
+-- time of those iterations: the GPU span of each iteration, from the first start of a kernel
+-- launched in it to the first start of one launched in the next (as in temporal_breakdown);
+-- kernels are cut at these boundaries whichever iteration launched them.
+WITH kinds AS MATERIALIZED (
+    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
+    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
+    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
+),
+keys AS (
+    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
+    FROM (SELECT DISTINCT run_id, rank FROM kernels
+          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+),
+ops AS NOT MATERIALIZED (
+    SELECT k.grp,
+           greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
+           g.iteration, d.kind
+    FROM kernels g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+    JOIN kinds d ON d.name = g.name AND d.kind IN ('compute', 'comm')
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+comm_all AS MATERIALIZED (
+    SELECT * FROM ops WHERE kind = 'comm'
+),
+comm_buckets AS MATERIALIZED (
+    -- the 1 ms buckets each rank's communication touches, as grp x 2^42 + bucket
+    SELECT DISTINCT grp * 4398046511104 + unnest(range(start_ns // 1000000, end_ns // 1000000 + 1))
+        AS bucket_key
+    FROM comm_all
+),
+near AS MATERIALIZED (
+    -- communication kernels, and the compute kernels near them: only those can overlap it.
+    -- Near = starts or ends in a 1 ms bucket with communication, or spans more than two
+    -- buckets. Exact, and when communication is sparse it spares sorting every compute kernel.
+    SELECT * FROM comm_all
+    UNION ALL
+    SELECT * FROM ops
+    WHERE kind = 'compute'
+      AND (end_ns // 1000000 - start_ns // 1000000 >= 2
+           OR grp * 4398046511104 + start_ns // 1000000 IN (SELECT bucket_key FROM comm_buckets)
+           OR grp * 4398046511104 + end_ns // 1000000 IN (SELECT bucket_key FROM comm_buckets))
+),
+-- the kept iterations' tiles, only when an iteration range is given
+iteration_spans AS (
+    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
+    -- key join, cut to start_ns / end_ns)
+    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, iteration,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+          FROM gpu_ops
+          WHERE iteration IS NOT NULL
+            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY ALL) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+),
+tiles AS (
+    SELECT grp, window_id, start_ns, end_ns
+    FROM intervals_tile(iteration_spans)
+    WHERE (getvariable('iteration_from') IS NULL
+           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+windowed AS (
+    -- the iteration that launched a kernel is the clip's first guess of its tile
+    SELECT grp, start_ns, end_ns, kind, iteration AS window_id FROM near
+    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+),
+kept AS NOT MATERIALIZED (
+    SELECT grp, start_ns, end_ns, kind FROM near
+    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    UNION ALL
+    SELECT grp, start_ns, end_ns, kind FROM intervals_clip(windowed, tiles)
+),
+comm AS (SELECT grp, start_ns, end_ns FROM kept WHERE kind = 'comm'),
+compute AS (SELECT grp, start_ns, end_ns FROM kept WHERE kind = 'compute'),
+comm_len AS (
+    SELECT grp, sum(end_ns - start_ns) AS comm_ns FROM intervals_union(comm) GROUP BY grp
+),
+overlap_len AS (
+    SELECT grp, sum(end_ns - start_ns) AS overlap_ns FROM intervals_intersect(comm, compute)
+    GROUP BY grp
+),
+per_rank AS (
+    SELECT k.run_id, k.rank,
+           coalesce(c.comm_ns, 0) AS comm_ns,
+           coalesce(o.overlap_ns, 0) AS overlap_ns
+    FROM keys k
+    LEFT JOIN comm_len c ON c.grp = k.grp
+    LEFT JOIN overlap_len o ON o.grp = k.grp
+)
+SELECT
+    run_id,
+    rank,                                                  -- NULL: all ranks of the run
+    CAST(comm_ns AS BIGINT) AS comm_ns,                    -- |U comm|
+    CAST(overlap_ns AS BIGINT) AS overlap_ns,              -- |U comm n U compute|
+    CAST(comm_ns - overlap_ns AS BIGINT) AS exposed_comm_ns,
+    overlap_ns * 100.0 / nullif(comm_ns, 0) AS overlap_pct -- percent of comm time under compute
+FROM (
+    SELECT run_id, rank, comm_ns, overlap_ns FROM per_rank
+    UNION ALL
+    SELECT run_id, NULL, sum(comm_ns), sum(overlap_ns) FROM per_rank GROUP BY run_id
+)
+ORDER BY run_id, rank NULLS LAST;

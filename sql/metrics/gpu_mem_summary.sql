@@ -1,0 +1,81 @@
+-- metric: gpu_mem_summary
+-- version: 1
+-- summary: Time and bytes per GPU memory operation kind, as nsys stats cuda_gpu_mem_time_sum and cuda_gpu_mem_size_sum print them
+-- unit: ns, bytes
+-- grain: run_id, rank, operation
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
+--
+-- One row per memory operation on each rank: `[CUDA memcpy Host-to-Device]` and the other copy
+-- kinds, and `[CUDA memset]`, with both reports' numbers side by side:
+--   time_pct    this operation's total time x 100 / all memory operations' time on the rank
+--   count, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns   (cuda_gpu_mem_time_sum)
+--   total_bytes, avg_bytes, med_bytes, min_bytes, max_bytes, stddev_bytes (cuda_gpu_mem_size_sum,
+--               which prints MB = 1e6 bytes; these are bytes)
+-- stddev is the sample standard deviation, 0 for a single operation. iteration_from /
+-- iteration_to keep operations launched in those iterations; window (`4s420ms/35s390ms`,
+-- relative to each source's start) and start_ns / end_ns (UTC) keep operations that overlap the
+-- window, bounds included.
+WITH window_rel AS (
+    SELECT duration_ns(nullif(trim(split_part(w, '/', 1)), '')) AS from_ns,
+           duration_ns(nullif(trim(split_part(w, '/', 2)), '')) AS to_ns
+    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
+),
+picked AS (
+    SELECT g.run_id, g.rank, g.name AS operation, g.op, g.dur_ns, g.bytes
+    FROM gpu_ops g
+    LEFT JOIN sources s ON s.file_id = g.file_id
+    CROSS JOIN window_rel w
+    WHERE g.op IN ('memcpy', 'memset')
+      AND (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('iteration_from') IS NULL
+           OR g.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR g.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (w.from_ns IS NULL OR g.end_ns >= s.origin_ns + w.from_ns)
+      AND (w.to_ns IS NULL OR g.start_ns <= s.origin_ns + w.to_ns)
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+per_operation AS (
+    SELECT
+        run_id, rank, operation, min(op) AS op,
+        count(*) AS count,
+        CAST(sum(dur_ns) AS BIGINT) AS total_ns,
+        avg(dur_ns) AS avg_ns,
+        median(dur_ns) AS med_ns,
+        min(dur_ns) AS min_ns,
+        max(dur_ns) AS max_ns,
+        coalesce(stddev_samp(dur_ns), 0.0) AS stddev_ns,
+        CAST(sum(bytes) AS BIGINT) AS total_bytes,
+        avg(bytes) AS avg_bytes,
+        median(bytes) AS med_bytes,
+        min(bytes) AS min_bytes,
+        max(bytes) AS max_bytes,
+        CASE WHEN count(bytes) > 0 THEN coalesce(stddev_samp(bytes), 0.0) END AS stddev_bytes
+    FROM picked
+    GROUP BY run_id, rank, operation
+)
+SELECT
+    run_id,
+    rank,
+    CAST(total_ns AS DOUBLE) * 100 / nullif(sum(total_ns) OVER (PARTITION BY run_id, rank), 0)
+        AS time_pct,
+    count,
+    total_ns,             -- ns
+    avg_ns,               -- ns
+    med_ns,               -- ns
+    min_ns,               -- ns
+    max_ns,               -- ns
+    stddev_ns,            -- ns
+    total_bytes,          -- bytes
+    avg_bytes,            -- bytes
+    med_bytes,            -- bytes
+    min_bytes,            -- bytes
+    max_bytes,            -- bytes
+    stddev_bytes,         -- bytes
+    operation,            -- [CUDA memcpy Host-to-Device], ..., [CUDA memset]
+    op                    -- memcpy | memset
+FROM per_operation
+ORDER BY run_id, rank, total_ns DESC, operation;

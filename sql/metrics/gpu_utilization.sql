@@ -1,0 +1,120 @@
+-- metric: gpu_utilization
+-- version: 1
+-- summary: Busy share of each device's window cut into equal bins, low bins flagged
+-- unit: percent
+-- grain: run_id, rank, device_id, bin
+-- params: run (text, optional), rank (int, optional), bins (int, default 30), threshold (float, default 50), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: nsys recipe gpu_time_util (--chunks 30, --threshold 50)
+--
+-- For each device (run_id, rank, device_id) the window W = [first GPU op start, last GPU op
+-- end] is cut into `bins` equal bins: bin k (0-based) is [W0 + ceil(k L / n), W0 + ceil((k+1) L / n))
+-- with L = |W| and n = bins, so every nanosecond of W is in exactly one bin. Per bin:
+--   busy_ns         time with at least one GPU op (kernel, memcpy, memset) in flight
+--   busy_pct        busy_ns / bin length x 100
+--   low_utilization busy_pct < threshold (percent, default 50)
+-- Bins are capped so that bins x |W| stays below 4e18 (1000 bins of a 46-day window).
+-- W is cut to start_ns / end_ns (UTC) when given; with iteration_from / iteration_to it runs from
+-- the start of the first kept iteration to the end of the last (GPU spans of the iterations as
+-- in temporal_breakdown).
+WITH keys AS (
+    SELECT run_id, rank, device_id, row_number() OVER (ORDER BY run_id, rank, device_id) AS grp
+    FROM (SELECT DISTINCT run_id, rank, device_id FROM gpu_ops
+          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+),
+ops AS NOT MATERIALIZED (
+    SELECT k.grp,
+           greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
+           g.iteration
+    FROM gpu_ops g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+               AND k.device_id IS NOT DISTINCT FROM g.device_id
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+iteration_spans AS (
+    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
+    -- key join, cut to start_ns / end_ns)
+    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, device_id, iteration,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+          FROM gpu_ops
+          WHERE iteration IS NOT NULL
+            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY ALL) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+               AND k.device_id IS NOT DISTINCT FROM s.device_id
+),
+busy AS (
+    SELECT grp, start_ns, end_ns FROM intervals_union(ops)
+),
+windows AS (
+    SELECT grp, min(start_ns) AS w0, max(end_ns) AS w1 FROM busy
+    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    GROUP BY grp
+    UNION ALL
+    SELECT grp, min(start_ns), max(end_ns) FROM intervals_tile(iteration_spans)
+    WHERE (getvariable('iteration_from') IS NULL
+           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+    GROUP BY grp
+),
+sized AS (
+    -- n is capped so that len x n fits a BIGINT (only absurd bin counts hit the cap)
+    SELECT grp, w0, w1, w1 - w0 AS len,
+           least(greatest(coalesce(CAST(getvariable('bins') AS BIGINT), 30), 1),
+                 4000000000000000000 // (w1 - w0)) AS n
+    FROM windows WHERE w1 > w0
+),
+islands AS (
+    -- busy islands cut to the window, with the first and last bin they touch
+    SELECT i.grp, s.w0, s.len, s.n, greatest(i.start_ns, s.w0) AS start_ns, least(i.end_ns, s.w1) AS end_ns,
+           (greatest(i.start_ns, s.w0) - s.w0) * s.n // s.len AS first_bin,
+           least((least(i.end_ns, s.w1) - s.w0) * s.n // s.len, s.n - 1) AS last_bin
+    FROM busy i
+    JOIN sized s ON s.grp = i.grp
+    WHERE i.end_ns > s.w0 AND i.start_ns < s.w1
+),
+pieces AS (
+    SELECT grp, first_bin AS bin, end_ns - start_ns AS busy_ns FROM islands
+    WHERE first_bin = last_bin
+    UNION ALL
+    -- islands that cross bin boundaries: one piece per bin they touch
+    SELECT grp, bin,
+           least(end_ns, w0 + (len * (bin + 1) + n - 1) // n)
+               - greatest(start_ns, w0 + (len * bin + n - 1) // n) AS busy_ns
+    FROM (SELECT *, unnest(range(first_bin, last_bin + 1)) AS bin FROM islands
+          WHERE first_bin < last_bin)
+),
+bins AS (
+    SELECT grp, bin,
+           w0 + (len * bin + n - 1) // n AS bin_start_ns,
+           w0 + (len * (bin + 1) + n - 1) // n AS bin_end_ns
+    FROM (SELECT grp, w0, len, n, unnest(range(n)) AS bin FROM sized)
+)
+SELECT
+    k.run_id,
+    k.rank,
+    k.device_id,
+    b.bin,                                         -- 0-based
+    b.bin_start_ns,                                -- UTC ns
+    b.bin_end_ns,                                  -- UTC ns (exclusive)
+    CAST(coalesce(p.busy_ns, 0) AS BIGINT) AS busy_ns,
+    coalesce(p.busy_ns, 0) * 100.0 / nullif(b.bin_end_ns - b.bin_start_ns, 0) AS busy_pct,
+    coalesce(p.busy_ns, 0) * 100.0 / nullif(b.bin_end_ns - b.bin_start_ns, 0)
+        < coalesce(CAST(getvariable('threshold') AS DOUBLE), 50) AS low_utilization
+FROM bins b
+JOIN keys k ON k.grp = b.grp
+LEFT JOIN (SELECT grp, bin, sum(busy_ns) AS busy_ns FROM pieces GROUP BY grp, bin) p
+       ON p.grp = b.grp AND p.bin = b.bin
+WHERE b.bin_end_ns > b.bin_start_ns
+ORDER BY k.run_id, k.rank, k.device_id, b.bin;

@@ -1,0 +1,136 @@
+-- metric: idle_gaps
+-- version: 1
+-- summary: Idle gaps between GPU busy islands per device, by cause and size
+-- unit: ns
+-- grain: run_id, rank, device_id, cause, size_bucket
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000)
+-- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
+--
+-- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
+-- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends
+-- one gap and starts the next). A gap is the idle time between two consecutive islands of a
+-- device. Its cause is read from the first op of the island after it (in start, end order) and
+-- the CUDA API call that launched it (cuda_api on file_id, pid, correlation_id), as HTA does
+-- per stream:
+--   host wait    the launch call started after the previous island ended: the GPU waited for
+--                the CPU to enqueue work
+--   kernel wait  not host wait, and the gap is shorter than kernel_wait_ns (default 30 us):
+--                the usual delay between back-to-back launches
+--   other        anything else: waiting on an event, another stream or device, a collective's
+--                peers; also ops whose launch call is not in the trace
+-- Size buckets: <1us, 1-10us, 10-100us, 100us-1ms, 1-10ms, >=10ms (bucket_order sorts them).
+-- Per row: gaps, total_ns, min/max/mean gap, and idle_pct = share of the device's idle time.
+-- start_ns / end_ns (UTC) cut ops to that window first; iteration_from / iteration_to keep the
+-- time of those iterations (GPU spans of the iterations as in temporal_breakdown), and a gap is
+-- never counted across the boundary of two kept stretches.
+WITH keys AS (
+    SELECT run_id, rank, device_id, row_number() OVER (ORDER BY run_id, rank, device_id) AS grp
+    FROM (SELECT DISTINCT run_id, rank, device_id FROM gpu_ops
+          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+),
+ops AS NOT MATERIALIZED (
+    -- each op with the start of the CUDA API call that launched it (NULL: not in the trace)
+    SELECT k.grp,
+           greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
+           g.iteration, a.start_ns AS launch_ns
+    FROM gpu_ops g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+               AND k.device_id IS NOT DISTINCT FROM g.device_id
+    LEFT JOIN cuda_api a
+           ON a.file_id = g.file_id AND a.pid = g.pid AND a.correlation_id = g.correlation_id
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+iteration_spans AS (
+    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
+    -- key join, cut to start_ns / end_ns)
+    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, device_id, iteration,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+          FROM gpu_ops
+          WHERE iteration IS NOT NULL
+            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY ALL) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+               AND k.device_id IS NOT DISTINCT FROM s.device_id
+),
+tiles AS (
+    SELECT grp, window_id, start_ns, end_ns
+    FROM intervals_tile(iteration_spans)
+    WHERE (getvariable('iteration_from') IS NULL
+           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+stretches AS (
+    -- kept stretches of time: consecutive kept tiles merge, a gap never crosses a dropped one;
+    -- a stretch is named by its first tile's iteration
+    SELECT grp, window_id, start_ns, end_ns FROM intervals_union(tiles)
+),
+tile_stretch AS (
+    SELECT t.grp, t.window_id AS iteration, s.window_id AS stretch
+    FROM tiles t
+    ASOF JOIN stretches s ON s.grp = t.grp AND t.start_ns >= s.start_ns
+),
+windowed AS (
+    -- the stretch of the iteration that launched an op is the clip's first guess
+    SELECT o.grp, o.start_ns, o.end_ns, o.launch_ns, m.stretch AS window_id
+    FROM ops o
+    LEFT JOIN tile_stretch m ON m.grp = o.grp AND m.iteration = o.iteration
+    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+),
+kept AS NOT MATERIALIZED (
+    -- grp: the device, or (device, kept stretch) when iterations are chosen
+    SELECT grp, grp AS device_grp, start_ns, end_ns, launch_ns FROM ops
+    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    UNION ALL
+    SELECT grp * 4294967296 + window_id + 2147483648, grp, start_ns, end_ns, launch_ns
+    FROM intervals_clip(windowed, stretches)
+),
+islands AS (
+    -- each island with its first op's launch (intervals_union keeps the first op's columns)
+    SELECT device_grp, start_ns, prev_end_ns, launch_ns FROM intervals_union(kept)
+),
+gaps AS (
+    SELECT device_grp, start_ns - prev_end_ns AS gap_ns,
+           CASE WHEN launch_ns > prev_end_ns THEN 'host wait'
+                WHEN launch_ns IS NOT NULL
+                     AND start_ns - prev_end_ns
+                         < coalesce(CAST(getvariable('kernel_wait_ns') AS BIGINT), 30000)
+                    THEN 'kernel wait'
+                ELSE 'other' END AS cause
+    FROM islands
+    WHERE prev_end_ns IS NOT NULL
+),
+bucketed AS (
+    SELECT device_grp, cause, gap_ns,
+           CASE WHEN gap_ns < 1000 THEN 1 WHEN gap_ns < 10000 THEN 2 WHEN gap_ns < 100000 THEN 3
+                WHEN gap_ns < 1000000 THEN 4 WHEN gap_ns < 10000000 THEN 5 ELSE 6 END AS bucket_order
+    FROM gaps
+)
+SELECT
+    k.run_id,
+    k.rank,
+    k.device_id,
+    b.cause,                                   -- host wait | kernel wait | other
+    ['<1us', '1-10us', '10-100us', '100us-1ms', '1-10ms', '>=10ms'][b.bucket_order] AS size_bucket,
+    b.bucket_order,
+    count(*) AS gaps,
+    CAST(sum(b.gap_ns) AS BIGINT) AS total_ns,  -- idle time in these gaps
+    min(b.gap_ns) AS min_ns,
+    max(b.gap_ns) AS max_ns,
+    avg(b.gap_ns) AS avg_ns,
+    sum(b.gap_ns) * 100.0 / sum(sum(b.gap_ns)) OVER (PARTITION BY k.grp) AS idle_pct
+FROM bucketed b
+JOIN keys k ON k.grp = b.device_grp
+GROUP BY k.grp, k.run_id, k.rank, k.device_id, b.cause, b.bucket_order
+ORDER BY k.run_id, k.rank, k.device_id, b.cause, b.bucket_order;

@@ -1,0 +1,83 @@
+-- metric: iteration_time
+-- version: 1
+-- summary: Iteration (training step) time per rank and across ranks: median, p90, mean, min, max
+-- unit: ns
+-- grain: run_id, rank, iteration
+-- params: run (text, optional), rank (int, optional), step_pattern (text, optional), include_first_last (bool, default false), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional)
+-- see: HTA / TraceLens step time; nsys nvtx_sum of ProfilerStep#N
+--
+-- Iterations are the host ranges of the iterations view (ProfilerStep#N, step N, iteration N), or,
+-- with step_pattern, the NVTX ranges whose name matches that regular expression (numbered by the
+-- number in their name when it has one, else in start order per rank). An iteration's time on a
+-- rank is its range's duration; across ranks (rows with rank NULL) it is the last aligned end
+-- minus the first aligned start over the ranks that have it (clocks aligned with clock_offsets).
+-- The first and last iteration of each rank are left out unless include_first_last (profilers
+-- cut them short, warm-up); ranges still open at the end of the capture are always left out.
+-- Summary rows (default): iterations, median_ns (mean of the middle two for an even count),
+-- p90_ns (continuous), mean_ns, min_ns, max_ns per rank and across ranks. per_iteration=true
+-- gives one row per iteration instead (start_ns, end_ns, dur_ns).
+WITH named AS (
+    SELECT run_id, rank, start_ns, end_ns,
+           coalesce(iteration_number(name),
+                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
+    FROM nvtx_ranges
+    WHERE getvariable('step_pattern') IS NOT NULL
+      AND kind IN ('push_pop', 'start_end', 'annotation')
+      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
+),
+steps AS (
+    SELECT run_id, rank, iteration, start_ns, end_ns, is_first, is_last
+    FROM iterations
+    WHERE getvariable('step_pattern') IS NULL
+    UNION ALL
+    SELECT run_id, rank, iteration, start_ns, end_ns,
+           iteration = min(iteration) OVER r, iteration = max(iteration) OVER r
+    FROM named
+    WINDOW r AS (PARTITION BY run_id, rank)
+),
+kept AS (
+    SELECT s.run_id, s.rank, s.iteration, s.start_ns, s.end_ns, s.end_ns - s.start_ns AS dur_ns,
+           s.start_ns - coalesce(c.offset_ns, 0) AS aligned_start_ns,
+           s.end_ns - coalesce(c.offset_ns, 0) AS aligned_end_ns
+    FROM steps s
+    LEFT JOIN clock_offsets c ON c.run_id = s.run_id AND c.rank = s.rank
+    WHERE s.end_ns IS NOT NULL
+      AND (coalesce(CAST(getvariable('include_first_last') AS BOOLEAN), false)
+           OR NOT (s.is_first OR s.is_last))
+      AND (getvariable('run') IS NULL OR s.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR s.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('iteration_from') IS NULL
+           OR s.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR s.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+per_iteration AS (
+    SELECT run_id, rank, iteration, start_ns, end_ns, dur_ns, 1 AS ranks FROM kept
+    UNION ALL
+    SELECT run_id, NULL, iteration, min(aligned_start_ns), max(aligned_end_ns),
+           max(aligned_end_ns) - min(aligned_start_ns), count(DISTINCT rank)
+    FROM kept
+    GROUP BY run_id, iteration
+)
+SELECT
+    run_id,
+    rank,                          -- NULL: across ranks
+    iteration,                     -- NULL on summary rows
+    count(*) AS iterations,
+    min(start_ns) AS start_ns,     -- UTC ns (aligned clock on rows across ranks)
+    max(end_ns) AS end_ns,
+    CASE WHEN iteration IS NOT NULL THEN min(dur_ns) END AS dur_ns,
+    median(dur_ns) AS median_ns,
+    quantile_cont(dur_ns, 0.9) AS p90_ns,
+    avg(dur_ns) AS mean_ns,
+    min(dur_ns) AS min_ns,
+    max(dur_ns) AS max_ns,
+    max(ranks) AS ranks            -- ranks behind the row
+FROM (
+    SELECT run_id, rank, dur_ns, start_ns, end_ns, ranks,
+           CASE WHEN coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+                THEN iteration END AS iteration
+    FROM per_iteration
+)
+GROUP BY run_id, rank, iteration
+ORDER BY run_id, rank NULLS LAST, iteration;

@@ -1,0 +1,142 @@
+-- metric: kernel_concurrency
+-- version: 1
+-- summary: Time-weighted distribution of kernels in flight per device, and the share of NCCL time with compute running
+-- unit: ns
+-- grain: run_id, rank, device_id, kernels_in_flight
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: Paraver "kernels in flight" and "concurrency of computation during NCCL"
+--
+-- For each device (run_id, rank, device_id), over its window W = [first kernel start, last
+-- kernel end], one row per number of kernels in flight (0, 1, 2, ...):
+--   time_ns       how long exactly that many kernels ran at once (intervals_overlap_count)
+--   time_pct      time_ns / W x 100; the rows of a device sum to 100
+-- and, repeated on every row of the device:
+--   window_ns             W
+--   nccl_ns               time with at least one communication kernel in flight
+--   nccl_with_compute_ns  of that, time with at least one compute kernel in flight too
+--   nccl_with_compute_pct nccl_with_compute_ns / nccl_ns x 100 (NULL without communication)
+-- Kernels only (no memcpy / memset); sync and unclassified kernels count as kernels in flight,
+-- not as compute. Touching kernels are not concurrent; zero-length kernels never count.
+-- start_ns / end_ns (UTC) cut kernels to that window; iteration_from / iteration_to keep the
+-- time of those iterations (GPU spans as in temporal_breakdown), W is then the total kept time.
+WITH kinds AS MATERIALIZED (
+    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
+    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
+    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
+),
+keys AS (
+    SELECT run_id, rank, device_id, row_number() OVER (ORDER BY run_id, rank, device_id) AS grp
+    FROM (SELECT DISTINCT run_id, rank, device_id FROM kernels
+          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+),
+ops AS NOT MATERIALIZED (
+    -- value: 1 per communication kernel, 1e9 per sync/other kernel, 0 per compute kernel, so
+    -- the in-flight sum splits into comm = sum % 1e9 and sync/other = sum // 1e9
+    SELECT k.grp,
+           greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
+           g.iteration,
+           CASE d.kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1 ELSE 1000000000 END AS value
+    FROM kernels g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+               AND k.device_id IS NOT DISTINCT FROM g.device_id
+    JOIN kinds d ON d.name = g.name
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+iteration_spans AS (
+    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
+    -- key join, cut to start_ns / end_ns)
+    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, device_id, iteration,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+          FROM gpu_ops
+          WHERE iteration IS NOT NULL
+            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY ALL) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+               AND k.device_id IS NOT DISTINCT FROM s.device_id
+),
+tiles AS (
+    SELECT grp, window_id, start_ns, end_ns,
+           grp * 4294967296 + window_id + 2147483648 AS tile_key
+    FROM intervals_tile(iteration_spans)
+    WHERE end_ns > start_ns
+      AND (getvariable('iteration_from') IS NULL
+           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+windowed AS (
+    -- the iteration that launched a kernel is the clip's first guess of its tile
+    SELECT grp, start_ns, end_ns, value, iteration AS window_id FROM ops
+    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+),
+kept AS NOT MATERIALIZED (
+    -- grp: the device, or the (device, iteration) tile when iterations are chosen
+    SELECT grp, start_ns, end_ns, value FROM ops
+    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    UNION ALL
+    SELECT grp * 4294967296 + window_id + 2147483648, start_ns, end_ns, value
+    FROM intervals_clip(windowed, tiles)
+),
+steps AS (
+    -- stretches summed by what is in flight (few rows), before anything else looks at them
+    SELECT grp, depth,
+           value_sum % 1000000000 > 0 AS with_comm,
+           depth - value_sum % 1000000000 - value_sum // 1000000000 > 0 AS with_compute,
+           sum(end_ns - start_ns) AS dur_ns
+    FROM intervals_overlap_sum(kept)
+    GROUP BY ALL
+),
+tile_gaps AS (
+    -- a tile's idle time before its first and after its last kernel (depth 0)
+    SELECT t.tile_key AS grp, (t.end_ns - t.start_ns) - coalesce(s.covered_ns, 0) AS dur_ns
+    FROM tiles t
+    LEFT JOIN (SELECT grp, sum(dur_ns) AS covered_ns FROM steps GROUP BY grp) s
+           ON s.grp = t.tile_key
+),
+device_steps AS (
+    SELECT coalesce(t.grp, s.grp) AS device, s.dur_ns, s.depth, s.with_comm, s.with_compute
+    FROM steps s
+    LEFT JOIN tiles t ON t.tile_key = s.grp
+    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+       OR t.tile_key IS NOT NULL
+    UNION ALL
+    SELECT t.grp, g.dur_ns, 0, false, false
+    FROM tile_gaps g JOIN tiles t ON t.tile_key = g.grp
+    WHERE g.dur_ns > 0
+),
+per_depth AS (
+    SELECT device, depth, sum(dur_ns) AS time_ns FROM device_steps GROUP BY device, depth
+),
+per_device AS (
+    SELECT device,
+           sum(dur_ns) AS window_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE with_comm), 0) AS nccl_ns,
+           coalesce(sum(dur_ns) FILTER (WHERE with_comm AND with_compute), 0) AS nccl_with_compute_ns
+    FROM device_steps GROUP BY device
+)
+SELECT
+    k.run_id,
+    k.rank,
+    k.device_id,
+    p.depth AS kernels_in_flight,
+    CAST(p.time_ns AS BIGINT) AS time_ns,
+    p.time_ns * 100.0 / nullif(d.window_ns, 0) AS time_pct,
+    CAST(d.window_ns AS BIGINT) AS window_ns,
+    CAST(d.nccl_ns AS BIGINT) AS nccl_ns,
+    CAST(d.nccl_with_compute_ns AS BIGINT) AS nccl_with_compute_ns,
+    d.nccl_with_compute_ns * 100.0 / nullif(d.nccl_ns, 0) AS nccl_with_compute_pct
+FROM per_depth p
+JOIN per_device d ON d.device = p.device
+JOIN keys k ON k.grp = p.device
+ORDER BY k.run_id, k.rank, k.device_id, p.depth;

@@ -1,0 +1,78 @@
+-- metric: nvtx_phases
+-- version: 1
+-- summary: Per iteration, the time of named NVTX phases (forward, backward, optimizer step, ...) with UTC start and end
+-- unit: ns
+-- grain: run_id, rank, iteration, phase
+-- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
+-- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
+--
+-- A phase is an NVTX range (or Kineto user annotation) whose name matches `phases`, a regular
+-- expression; the default matches names ending in forward, backward, optimizer, step,
+-- optimizer_step or _take_model_step after a start, `.` or `:` (forward, DeepSpeedEngine.forward,
+-- Optimizer.step#AdamW.step) but not ProfilerStep#N. It belongs to the iteration of its rank
+-- whose host range contains its start (iterations view, or the NVTX ranges matching
+-- step_pattern as in iteration_time), whichever thread it ran on. Per (rank, iteration, phase):
+--   instances      ranges of that name in the iteration
+--   total_ns       sum of their durations (nested instances add up)
+--   start_ns       first start, UTC ns
+--   end_ns         last end, UTC ns
+--   iteration_ns   the iteration's duration; share_pct = total_ns / iteration_ns x 100
+-- Phases outside every iteration, and ranges still open at the end of the capture, are left out.
+WITH named AS (
+    SELECT run_id, rank, start_ns, end_ns,
+           coalesce(iteration_number(name),
+                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
+    FROM nvtx_ranges
+    WHERE getvariable('step_pattern') IS NOT NULL
+      AND kind IN ('push_pop', 'start_end', 'annotation')
+      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
+),
+steps AS (
+    SELECT run_id, rank, iteration, start_ns, end_ns FROM iterations
+    WHERE getvariable('step_pattern') IS NULL AND end_ns IS NOT NULL
+    UNION ALL
+    SELECT run_id, rank, iteration, start_ns, end_ns FROM named WHERE end_ns IS NOT NULL
+),
+kept_steps AS (
+    SELECT * FROM steps
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('iteration_from') IS NULL
+           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+phases AS (
+    SELECT run_id, rank, name AS phase, start_ns, end_ns
+    FROM nvtx_ranges
+    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
+      AND regexp_matches(coalesce(name, ''),
+              coalesce(CAST(getvariable('phases') AS VARCHAR),
+                       '(^|[.:])(forward|backward|optimizer|optimizer_step|_take_model_step|step)$'))
+      AND (getvariable('step_pattern') IS NULL
+           OR NOT regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR)))
+      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+),
+placed AS (
+    SELECT p.run_id, p.rank, s.iteration, p.phase, p.start_ns, p.end_ns,
+           s.end_ns - s.start_ns AS iteration_ns
+    FROM phases p
+    ASOF JOIN kept_steps s
+      ON s.run_id = p.run_id AND s.rank = p.rank AND p.start_ns >= s.start_ns
+    WHERE p.start_ns < s.end_ns
+)
+SELECT
+    run_id,
+    rank,
+    iteration,
+    phase,                                     -- the NVTX range name
+    count(*) AS instances,
+    CAST(sum(end_ns - start_ns) AS BIGINT) AS total_ns,
+    min(start_ns) AS start_ns,                 -- UTC ns
+    max(end_ns) AS end_ns,                     -- UTC ns
+    max(iteration_ns) AS iteration_ns,
+    sum(end_ns - start_ns) * 100.0 / nullif(max(iteration_ns), 0) AS share_pct
+FROM placed
+GROUP BY run_id, rank, iteration, phase
+ORDER BY run_id, rank, iteration, min(start_ns), phase;

@@ -1,0 +1,81 @@
+-- metric: nvtx_summary
+-- version: 1
+-- summary: Time per NVTX range name and style, as nsys stats -r nvtx_sum prints it
+-- unit: ns
+-- grain: run_id, rank, range, style
+-- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
+-- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
+--
+-- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
+-- `:name`) and style is PushPop, StartEnd, or Annotation (Kineto user annotations):
+--   time_pct   this range's total x 100 / the total of all ranges of its run and rank (ranges
+--              nest, so this is not a share of wall time)
+--   instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns (sample; 0 for one instance)
+-- Marks (no end), ranges still open at the end of the capture and Kineto's GPU-side copies of
+-- annotations (kind gpu_annotation) are left out, as nvtx_sum does.
+-- nvtx: a regular expression; only ranges whose name matches are kept (regexp_matches).
+-- window (`4s420ms/35s390ms`, relative to each source's start) and start_ns / end_ns (UTC) keep
+-- ranges that overlap the window, bounds included. top > 0 keeps the N ranges with the most time.
+WITH window_rel AS (
+    SELECT duration_ns(nullif(trim(split_part(w, '/', 1)), '')) AS from_ns,
+           duration_ns(nullif(trim(split_part(w, '/', 2)), '')) AS to_ns
+    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
+),
+picked AS (
+    SELECT r.run_id, r.rank, r.domain, r.name,
+           coalesce(r.domain, '') || ':' || coalesce(r.name, '') AS range,
+           CASE r.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
+                ELSE 'Annotation' END AS style,
+           r.dur_ns
+    FROM nvtx_ranges r
+    LEFT JOIN sources s ON s.file_id = r.file_id
+    CROSS JOIN window_rel w
+    WHERE r.kind IN ('push_pop', 'start_end', 'annotation') AND r.end_ns IS NOT NULL
+      AND (getvariable('run') IS NULL OR r.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR r.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('nvtx') IS NULL
+           OR regexp_matches(coalesce(r.name, ''), CAST(getvariable('nvtx') AS VARCHAR)))
+      AND (w.from_ns IS NULL OR r.end_ns >= s.origin_ns + w.from_ns)
+      AND (w.to_ns IS NULL OR r.start_ns <= s.origin_ns + w.to_ns)
+      AND (getvariable('start_ns') IS NULL OR r.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR r.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+per_range AS (
+    SELECT
+        run_id,
+        rank,
+        range,
+        style,
+        min(domain) AS domain,
+        min(name) AS name,
+        CAST(sum(dur_ns) AS BIGINT) AS total_ns,
+        count(*) AS instances,
+        avg(dur_ns) AS avg_ns,
+        median(dur_ns) AS med_ns,
+        min(dur_ns) AS min_ns,
+        max(dur_ns) AS max_ns,
+        coalesce(stddev_samp(dur_ns), 0.0) AS stddev_ns
+    FROM picked
+    GROUP BY run_id, rank, range, style
+)
+SELECT
+    run_id,
+    rank,
+    CAST(total_ns AS DOUBLE) * 100 / nullif(sum(total_ns) OVER per_rank, 0) AS time_pct,
+    total_ns,             -- ns
+    instances,
+    avg_ns,               -- ns
+    med_ns,               -- ns
+    min_ns,               -- ns
+    max_ns,               -- ns
+    stddev_ns,            -- ns
+    style,                -- PushPop | StartEnd | Annotation
+    range,                -- domain:name, as nsys prints it
+    domain,               -- NULL = default domain
+    name
+FROM per_range
+WINDOW per_rank AS (PARTITION BY run_id, rank)
+QUALIFY coalesce(CAST(getvariable('top') AS BIGINT), 0) <= 0
+     OR row_number() OVER (PARTITION BY run_id, rank ORDER BY total_ns DESC, range, style)
+        <= CAST(getvariable('top') AS BIGINT)
+ORDER BY run_id, rank, total_ns DESC, range, style;

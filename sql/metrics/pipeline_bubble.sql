@@ -1,0 +1,157 @@
+-- metric: pipeline_bubble
+-- version: 1
+-- summary: Pipeline bubble per rank and iteration: GPU time without compute, with exposed send/recv split out, beside the ideal (p-1)/(m+p-1)
+-- unit: ns
+-- grain: run_id, rank, iteration
+-- params: run (text, optional), rank (int, optional), stages (int, optional), microbatches (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: GPipe / Megatron-LM bubble fraction (p-1)/(m+p-1); CCL-Bench bubble_size_pipeline
+--
+-- Every rank is a pipeline stage. Per (rank, iteration), W is the iteration's span on the GPU
+-- (from the first start of a GPU op launched in it to the first start of one launched in the
+-- next, as temporal_breakdown with per_iteration) and, with U = merged intervals:
+--   compute_ns             |U compute kernels|
+--   bubble_ns              W - compute_ns: GPU time without compute (GPU only: host-side stalls
+--                          show up as idle GPU time)
+--   exposed_p2p_ns         |U send/recv \ U compute|: pipeline transfers nothing hides (the
+--                          send/recv operations of nccl_ops, with their kernel times)
+--   exposed_other_comm_ns  |U other communication kernels \ U compute \ U send/recv|
+--   idle_ns                W - |U all GPU ops|
+--   bubble_pct             bubble_ns / W x 100
+-- Repeated on every row of a run: run_bubble_pct = sum(bubble_ns) / sum(W) x 100 over its rows,
+-- stages p (the stages parameter, else the workload card's pp in runs.metadata), microbatches m
+-- (parameter), and ideal_bubble_pct = (p-1)/(m+p-1) x 100 (NULL, with a note, when p or m is
+-- unknown). start_ns / end_ns (UTC) cut GPU ops to that window; iteration_from / iteration_to
+-- keep those iterations.
+WITH kinds AS MATERIALIZED (
+    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
+    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
+    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
+),
+keys AS (
+    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
+    FROM (SELECT DISTINCT run_id, rank FROM gpu_ops
+          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+),
+ops AS NOT MATERIALIZED (
+    -- layer: 0 compute, 1 send/recv, 2 other communication, NULL memory / sync / other
+    SELECT k.grp, g.start_ns, g.end_ns, g.iteration,
+           CASE coalesce(d.kind, g.op) WHEN 'compute' THEN 0 WHEN 'comm' THEN 2 END AS layer
+    FROM gpu_ops g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+    LEFT JOIN kinds d ON g.op = 'kernel' AND d.name = g.name
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+    UNION ALL
+    SELECT k.grp, n.start_ns, n.end_ns, n.iteration, 1
+    FROM nccl_ops n
+    JOIN keys k ON k.run_id = n.run_id AND k.rank = n.rank
+    WHERE n.collective IN ('Send', 'Recv', 'SendRecv')
+),
+clipped AS NOT MATERIALIZED (
+    SELECT grp, iteration, layer,
+           greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns
+    FROM ops
+    WHERE (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+iteration_spans AS (
+    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
+    -- key join, cut to start_ns / end_ns)
+    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, iteration,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+          FROM gpu_ops
+          WHERE iteration IS NOT NULL
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY ALL) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+),
+guessed AS (
+    -- the iteration that launched an op is the clip's first guess of its tile
+    SELECT grp, start_ns, end_ns, layer, iteration AS window_id FROM clipped
+),
+tiles AS (
+    SELECT grp, window_id, start_ns, end_ns
+    FROM intervals_tile(iteration_spans)
+    WHERE end_ns > start_ns
+      AND (getvariable('iteration_from') IS NULL
+           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+tile_ops AS (
+    -- ops cut at tile boundaries (the iteration that launched an op is the clip's first guess)
+    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_clip(guessed, tiles)
+),
+tile_flat AS (
+    -- the rank's timeline by top layer; no piece crosses a tile boundary, and pieces that are a
+    -- whole op keep its tile (window_id)
+    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_flatten(tile_ops)
+),
+tile_lengths AS (
+    SELECT grp, window_id,
+           sum(end_ns - start_ns) AS busy_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS layer0_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS layer1_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS layer2_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS rest_ns
+    FROM (
+        SELECT * FROM tile_flat WHERE window_id IS NOT NULL
+        UNION ALL
+        -- pieces where ops overlap: find their tile by time
+        SELECT f.grp, f.start_ns, f.end_ns, f.layer, t.window_id
+        FROM (SELECT * FROM tile_flat WHERE window_id IS NULL) f
+        ASOF JOIN tiles t ON t.grp = f.grp AND f.start_ns >= t.start_ns
+    )
+    GROUP BY grp, window_id
+),
+rows AS (
+    SELECT t.grp, t.window_id AS iteration, t.start_ns AS window_start_ns, t.end_ns AS window_end_ns,
+           t.end_ns - t.start_ns AS window_ns,
+           coalesce(b.busy_ns, 0) AS busy_ns, coalesce(b.layer0_ns, 0) AS compute_ns,
+           coalesce(b.layer1_ns, 0) AS exposed_p2p_ns, coalesce(b.layer2_ns, 0) AS exposed_other_comm_ns
+    FROM tiles t
+    LEFT JOIN tile_lengths b ON b.grp = t.grp AND b.window_id = t.window_id
+),
+shape AS (
+    SELECT r.run_id,
+           coalesce(CAST(getvariable('stages') AS BIGINT),
+                    TRY_CAST(json_extract_string(r.metadata, '$."Model-executor".model_plan_parallelization.pp') AS BIGINT))
+               AS stages,
+           CAST(getvariable('microbatches') AS BIGINT) AS microbatches
+    FROM runs r
+)
+SELECT
+    k.run_id,
+    k.rank,
+    w.iteration,
+    w.window_start_ns,                                  -- UTC ns
+    w.window_end_ns,                                    -- UTC ns
+    CAST(w.window_ns AS BIGINT) AS window_ns,           -- W
+    CAST(w.compute_ns AS BIGINT) AS compute_ns,
+    CAST(w.window_ns - w.compute_ns AS BIGINT) AS bubble_ns,
+    CAST(w.exposed_p2p_ns AS BIGINT) AS exposed_p2p_ns,
+    CAST(w.exposed_other_comm_ns AS BIGINT) AS exposed_other_comm_ns,
+    CAST(w.window_ns - w.busy_ns AS BIGINT) AS idle_ns,
+    (w.window_ns - w.compute_ns) * 100.0 / nullif(w.window_ns, 0) AS bubble_pct,
+    sum(w.window_ns - w.compute_ns) OVER r * 100.0 / nullif(sum(w.window_ns) OVER r, 0)
+        AS run_bubble_pct,
+    s.stages,
+    s.microbatches,
+    (s.stages - 1) * 100.0 / nullif(s.microbatches + s.stages - 1, 0) AS ideal_bubble_pct,
+    CASE WHEN s.stages IS NULL AND s.microbatches IS NULL
+             THEN 'ideal bubble unknown: pass stages and microbatches (no pp in the workload card)'
+         WHEN s.stages IS NULL THEN 'ideal bubble unknown: pass stages (no pp in the workload card)'
+         WHEN s.microbatches IS NULL THEN 'ideal bubble unknown: pass microbatches'
+    END AS note
+FROM rows w
+JOIN keys k ON k.grp = w.grp
+LEFT JOIN shape s ON s.run_id = k.run_id
+WINDOW r AS (PARTITION BY k.run_id)
+ORDER BY k.run_id, k.rank, w.iteration;

@@ -1,0 +1,234 @@
+-- metric: scaling
+-- version: 1
+-- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
+-- unit: percent
+-- grain: run_id
+-- params: runs (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
+-- see: temporal_breakdown, comm_comp_overlap, iteration_time
+--
+-- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
+-- size. The temporal breakdown of every rank (as temporal_breakdown computes it: W = the rank's
+-- GPU span, split into compute, exposed communication, exposed memory, other and idle) is summed
+-- over the run's ranks, and each part is given as a share of the summed W, i.e. of the average
+-- step. Exposed communication is also split by collective (nccl_ops.collective): the time a kind
+-- of collective runs with no compute kernel running (|U kind n (U comm \ U compute)|; kinds that
+-- overlap each other count for each).
+-- The bottleneck is the largest non-compute part: exposed NCCL <collective>, exposed
+-- communication outside nccl_ops, exposed memory copies, other GPU work (sync, unclassified
+-- kernels) or idle GPU time. The sentence names it and compares it with the smallest run (fewest
+-- ranks; the first by run_id on a tie), e.g.
+--   "4 nodes: 35% of step time is exposed NCCL AllReduce, up from 9% at 1 node".
+-- Runs are described by their node count when their ranks' hosts are known (distinct
+-- ranks.host), else by world size ("8 ranks"). step_ns is the median across-rank iteration time
+-- (as iteration_time: first and last iteration of each rank left out unless include_first_last;
+-- NULL without iterations).
+WITH chosen AS (
+    SELECT run_id FROM (SELECT run_id FROM runs UNION SELECT run_id FROM ranks)
+    WHERE getvariable('runs') IS NULL
+       OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
+                        run_id)
+),
+kinds AS MATERIALIZED (
+    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
+    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
+    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
+),
+keys AS (
+    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
+    FROM (SELECT DISTINCT g.run_id, g.rank FROM gpu_ops g JOIN chosen c ON c.run_id = g.run_id)
+),
+ops AS NOT MATERIALIZED (
+    -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other
+    SELECT k.grp, g.start_ns, g.end_ns,
+           CASE coalesce(d.kind, g.op) WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
+                WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
+    FROM gpu_ops g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+    LEFT JOIN kinds d ON g.op = 'kernel' AND d.name = g.name
+),
+flat AS (
+    -- the GPU timeline of each rank by its top layer (compute > comm > memory > other)
+    SELECT * FROM intervals_flatten(ops)
+),
+spans AS (
+    SELECT k.grp, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, min(start_ns) AS start_ns, max(end_ns) AS end_ns
+          FROM gpu_ops GROUP BY run_id, rank) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+),
+breakdown AS (
+    SELECT s.grp, s.start_ns, s.end_ns,
+           coalesce(sum(f.end_ns - f.start_ns), 0) AS busy_ns,
+           coalesce(sum(f.end_ns - f.start_ns) FILTER (WHERE f.layer = 0), 0) AS layer0_ns,
+           coalesce(sum(f.end_ns - f.start_ns) FILTER (WHERE f.layer = 1), 0) AS layer1_ns,
+           coalesce(sum(f.end_ns - f.start_ns) FILTER (WHERE f.layer = 2), 0) AS layer2_ns,
+           coalesce(sum(f.end_ns - f.start_ns) FILTER (WHERE f.layer IS NULL), 0) AS rest_ns
+    FROM spans s LEFT JOIN flat f ON f.grp = s.grp
+    GROUP BY s.grp, s.start_ns, s.end_ns
+),
+-- exposed communication, split by collective --------------------------------------------------
+exposed AS (
+    SELECT grp, start_ns, end_ns FROM flat WHERE layer = 1
+),
+collectives AS (
+    SELECT collective, row_number() OVER (ORDER BY collective) AS kind_id
+    FROM (SELECT DISTINCT n.collective FROM nccl_ops n JOIN chosen c ON c.run_id = n.run_id)
+),
+exposed_by_kind AS (
+    -- the exposed pieces once per collective kind, keyed (rank, kind)
+    SELECT e.grp * 1000 + c.kind_id AS grp, e.start_ns, e.end_ns
+    FROM exposed e CROSS JOIN collectives c
+),
+collective_ops AS (
+    SELECT k.grp * 1000 + c.kind_id AS grp, n.start_ns, n.end_ns
+    FROM nccl_ops n
+    JOIN keys k ON k.run_id = n.run_id AND k.rank = n.rank
+    JOIN collectives c ON c.collective = n.collective
+),
+exposed_kind_ns AS (
+    SELECT grp // 1000 AS grp, grp % 1000 AS kind_id, sum(end_ns - start_ns) AS exposed_ns
+    FROM intervals_intersect(exposed_by_kind, collective_ops)
+    GROUP BY ALL
+),
+-- per run ---------------------------------------------------------------------------------------
+per_run AS (
+    SELECT k.run_id,
+           sum(b.end_ns - b.start_ns) AS window_ns,
+           sum(b.layer0_ns) AS compute_ns,
+           sum(b.layer1_ns) AS exposed_comm_ns,
+           sum(b.layer2_ns) AS exposed_mem_ns,
+           sum(b.rest_ns) AS exposed_other_ns,
+           sum(b.end_ns - b.start_ns - b.busy_ns) AS idle_ns
+    FROM breakdown b JOIN keys k ON k.grp = b.grp
+    GROUP BY k.run_id
+),
+per_run_kind AS (
+    SELECT k.run_id, c.collective, sum(e.exposed_ns) AS exposed_ns
+    FROM exposed_kind_ns e
+    JOIN keys k ON k.grp = e.grp
+    JOIN collectives c ON c.kind_id = e.kind_id
+    GROUP BY k.run_id, c.collective
+),
+candidates AS (
+    -- every non-compute part of a run, as a share of its GPU time
+    SELECT p.run_id, 'exposed NCCL ' || k.collective AS part, k.exposed_ns * 100.0 / p.window_ns AS pct
+    FROM per_run_kind k JOIN per_run p USING (run_id)
+    UNION ALL
+    SELECT run_id, 'exposed communication outside nccl_ops',
+           greatest(exposed_comm_ns - coalesce((SELECT sum(exposed_ns) FROM per_run_kind k
+                                                 WHERE k.run_id = p.run_id), 0), 0) * 100.0 / window_ns
+    FROM per_run p
+    UNION ALL
+    SELECT run_id, 'exposed memory copies', exposed_mem_ns * 100.0 / window_ns FROM per_run
+    UNION ALL
+    SELECT run_id, 'other GPU work (sync, unclassified kernels)', exposed_other_ns * 100.0 / window_ns
+    FROM per_run
+    UNION ALL
+    SELECT run_id, 'idle GPU time', idle_ns * 100.0 / window_ns FROM per_run
+),
+bottleneck AS (
+    SELECT run_id, part, pct FROM candidates
+    WHERE pct IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY pct DESC, part) = 1
+),
+-- run sizes and step time -------------------------------------------------------------------------
+sizes AS (
+    SELECT c.run_id,
+           count(DISTINCT r.rank) AS world_size,
+           CASE WHEN count(r.rank) > 0 AND count(r.host) = count(r.rank)
+                THEN count(DISTINCT r.host) END AS nodes
+    FROM chosen c LEFT JOIN ranks r ON r.run_id = c.run_id
+    GROUP BY c.run_id
+),
+named AS (
+    SELECT run_id, rank, start_ns, end_ns,
+           coalesce(iteration_number(name),
+                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
+    FROM nvtx_ranges
+    WHERE getvariable('step_pattern') IS NOT NULL
+      AND kind IN ('push_pop', 'start_end', 'annotation')
+      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
+),
+steps AS (
+    SELECT run_id, rank, iteration, start_ns, end_ns, is_first, is_last FROM iterations
+    WHERE getvariable('step_pattern') IS NULL
+    UNION ALL
+    SELECT run_id, rank, iteration, start_ns, end_ns,
+           iteration = min(iteration) OVER r, iteration = max(iteration) OVER r
+    FROM named
+    WINDOW r AS (PARTITION BY run_id, rank)
+),
+step_time AS (
+    SELECT run_id, median(dur_ns) AS step_ns
+    FROM (
+        SELECT s.run_id, s.iteration,
+               max(s.end_ns - coalesce(o.offset_ns, 0)) - min(s.start_ns - coalesce(o.offset_ns, 0)) AS dur_ns
+        FROM steps s
+        LEFT JOIN clock_offsets o ON o.run_id = s.run_id AND o.rank = s.rank
+        WHERE s.end_ns IS NOT NULL
+          AND (coalesce(CAST(getvariable('include_first_last') AS BOOLEAN), false)
+               OR NOT (s.is_first OR s.is_last))
+        GROUP BY s.run_id, s.iteration
+    )
+    GROUP BY run_id
+),
+described AS (
+    SELECT s.run_id, s.world_size, s.nodes,
+           CASE WHEN s.nodes IS NOT NULL
+                THEN s.nodes || CASE WHEN s.nodes = 1 THEN ' node' ELSE ' nodes' END
+                ELSE s.world_size || CASE WHEN s.world_size = 1 THEN ' rank' ELSE ' ranks' END
+           END AS label,
+           row_number() OVER (ORDER BY s.world_size, s.run_id) AS size_order
+    FROM sizes s
+),
+baseline AS (
+    SELECT run_id AS baseline_run, label AS baseline_label FROM described WHERE size_order = 1
+),
+joined AS (
+    SELECT d.run_id, d.world_size, d.nodes, d.label, d.size_order, t.step_ns, p.window_ns,
+           p.compute_ns, p.exposed_comm_ns, p.exposed_mem_ns, p.exposed_other_ns, p.idle_ns,
+           b.part AS bottleneck, b.pct AS bottleneck_pct,
+           bl.baseline_run, bl.baseline_label,
+           CASE WHEN bl.baseline_run <> d.run_id
+                THEN coalesce((SELECT c.pct FROM candidates c
+                               WHERE c.run_id = bl.baseline_run AND c.part = b.part), 0) END
+               AS baseline_pct,
+           (SELECT string_agg(k.collective || ' ' || printf('%.1f', k.exposed_ns * 100.0 / p.window_ns) || '%',
+                              ', ' ORDER BY k.exposed_ns DESC, k.collective)
+            FROM per_run_kind k WHERE k.run_id = d.run_id) AS exposed_by_collective
+    FROM described d
+    CROSS JOIN baseline bl
+    LEFT JOIN per_run p ON p.run_id = d.run_id
+    LEFT JOIN bottleneck b ON b.run_id = d.run_id
+    LEFT JOIN step_time t ON t.run_id = d.run_id
+)
+SELECT
+    run_id,
+    world_size,                                   -- ranks
+    nodes,                                        -- distinct hosts (NULL when unknown)
+    label,                                        -- "4 nodes" or "8 ranks"
+    step_ns,                                      -- median across-rank iteration time, ns
+    CAST(window_ns AS BIGINT) AS window_ns,       -- GPU time summed over ranks, ns
+    compute_ns * 100.0 / window_ns AS compute_pct,
+    exposed_comm_ns * 100.0 / window_ns AS exposed_comm_pct,
+    exposed_mem_ns * 100.0 / window_ns AS exposed_mem_pct,
+    exposed_other_ns * 100.0 / window_ns AS exposed_other_pct,
+    idle_ns * 100.0 / window_ns AS idle_pct,
+    exposed_by_collective,                        -- 'AllReduce 35.1%, AllGather 2.0%'
+    bottleneck,                                   -- the largest non-compute part
+    bottleneck_pct,
+    baseline_run,                                 -- the smallest run
+    baseline_pct,                                 -- the same part's share there
+    CASE
+        WHEN window_ns IS NULL OR window_ns = 0 THEN label || ': no GPU activity in this run'
+        ELSE label || ': ' || CAST(round(bottleneck_pct) AS BIGINT) || '% of step time is '
+             || bottleneck
+             || CASE WHEN baseline_pct IS NULL THEN ''
+                     WHEN round(bottleneck_pct) > round(baseline_pct)
+                         THEN ', up from ' || CAST(round(baseline_pct) AS BIGINT) || '% at ' || baseline_label
+                     WHEN round(bottleneck_pct) < round(baseline_pct)
+                         THEN ', down from ' || CAST(round(baseline_pct) AS BIGINT) || '% at ' || baseline_label
+                     ELSE ', as at ' || baseline_label END
+    END AS sentence
+FROM joined
+ORDER BY size_order;

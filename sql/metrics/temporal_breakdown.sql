@@ -1,0 +1,184 @@
+-- metric: temporal_breakdown
+-- version: 1
+-- summary: GPU time of each rank (or iteration) split into compute, exposed communication, exposed memory, other and idle
+-- unit: ns
+-- grain: run_id, rank, iteration
+-- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
+--
+-- W is the window: the rank's GPU span [first GPU op start, last GPU op end], cut to
+-- start_ns/end_ns (UTC) when given. Over W, with U = merged intervals and |.| = total length:
+--   compute_ns        |U compute kernels|
+--   exposed_comm_ns   |U comm kernels \ U compute|            communication nothing hides
+--   exposed_mem_ns    |U memcpy+memset \ U compute \ U comm|   copies nothing hides
+--   exposed_other_ns  |U sync+other kernels \ the three above|  (0 on most traces: sync waits
+--                     and unclassified kernels are never compute, DESIGN section 6)
+--   idle_ns           W - |U all GPU ops|
+-- The five sum to window_ns; each *_pct is its share of window_ns.
+-- Iterations: with per_iteration=true, one row per (rank, iteration) whose W is the iteration's
+-- span on the GPU: from the first start of a GPU op launched in that iteration to the first start
+-- of one launched in the next (the last: to the last end of its own ops), so the time between
+-- steps is charged to the step before and the iterations of a rank tile its timeline. GPU ops
+-- are cut by time at these boundaries, whichever iteration launched them (ops with no iteration
+-- count too). iteration_from / iteration_to keep those iterations only; without per_iteration the
+-- kept iterations are summed into one row per rank (window_ns = their total span).
+-- Shell: SET VARIABLE per_iteration = true; .read sql/metrics/temporal_breakdown.sql
+WITH kinds AS MATERIALIZED (
+    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
+    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
+    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
+),
+keys AS (
+    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
+    FROM (SELECT DISTINCT run_id, rank FROM gpu_ops
+          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+),
+ops AS NOT MATERIALIZED (
+    -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other; cut to the start_ns/end_ns window
+    SELECT k.grp,
+           greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
+           g.iteration,
+           CASE coalesce(d.kind, g.op) WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
+                WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
+    FROM gpu_ops g
+    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
+    LEFT JOIN kinds d ON g.op = 'kernel' AND d.name = g.name
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+-- whole ranks -------------------------------------------------------------------------------
+rank_ops AS (
+    SELECT grp, start_ns, end_ns, layer FROM ops
+    WHERE NOT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+      AND getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+),
+rank_spans AS (
+    -- the rank's whole GPU span, needed only to cut W when a time window is given
+    SELECT k.grp, s.first_ns, s.last_ns
+    FROM (SELECT run_id, rank, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM gpu_ops
+          WHERE (getvariable('start_ns') IS NOT NULL OR getvariable('end_ns') IS NOT NULL)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+          GROUP BY run_id, rank) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+),
+rank_rows AS (
+    SELECT b.grp, NULL::INTEGER AS iteration,
+           greatest(coalesce(s.first_ns, b.start_ns), CAST(getvariable('start_ns') AS BIGINT)) AS window_start_ns,
+           least(coalesce(s.last_ns, b.end_ns), CAST(getvariable('end_ns') AS BIGINT)) AS window_end_ns,
+           b.busy_ns, b.layer0_ns, b.layer1_ns, b.layer2_ns, b.rest_ns
+    FROM intervals_breakdown(rank_ops) b
+    LEFT JOIN rank_spans s ON s.grp = b.grp
+),
+-- iterations --------------------------------------------------------------------------------
+iteration_spans AS (
+    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
+    -- key join, cut to start_ns / end_ns)
+    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
+    FROM (SELECT run_id, rank, iteration,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+          FROM gpu_ops
+          WHERE iteration IS NOT NULL
+            AND (coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+                 OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY ALL) s
+    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+),
+windowed_ops AS (
+    -- the iteration that launched an op is the clip's first guess of its tile
+    SELECT grp, start_ns, end_ns, layer, iteration AS window_id FROM ops
+    WHERE coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+       OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+),
+tiles AS (
+    SELECT grp, window_id, start_ns, end_ns
+    FROM intervals_tile(iteration_spans)
+    WHERE end_ns > start_ns
+      AND (getvariable('iteration_from') IS NULL
+           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+),
+tile_ops AS (
+    -- ops cut at tile boundaries (the iteration that launched an op is the clip's first guess)
+    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_clip(windowed_ops, tiles)
+),
+tile_flat AS (
+    -- the rank's timeline by top layer; no piece crosses a tile boundary, and pieces that are a
+    -- whole op keep its tile (window_id)
+    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_flatten(tile_ops)
+),
+tile_lengths AS (
+    SELECT grp, window_id,
+           sum(end_ns - start_ns) AS busy_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS layer0_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS layer1_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS layer2_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS rest_ns
+    FROM (
+        SELECT * FROM tile_flat WHERE window_id IS NOT NULL
+        UNION ALL
+        -- pieces where ops overlap: find their tile by time
+        SELECT f.grp, f.start_ns, f.end_ns, f.layer, t.window_id
+        FROM (SELECT * FROM tile_flat WHERE window_id IS NULL) f
+        ASOF JOIN tiles t ON t.grp = f.grp AND f.start_ns >= t.start_ns
+    )
+    GROUP BY grp, window_id
+),
+tile_rows AS (
+    SELECT t.grp, t.window_id AS iteration, t.start_ns AS window_start_ns, t.end_ns AS window_end_ns,
+           coalesce(b.busy_ns, 0) AS busy_ns, coalesce(b.layer0_ns, 0) AS layer0_ns,
+           coalesce(b.layer1_ns, 0) AS layer1_ns, coalesce(b.layer2_ns, 0) AS layer2_ns,
+           coalesce(b.rest_ns, 0) AS rest_ns
+    FROM tiles t
+    LEFT JOIN tile_lengths b ON b.grp = t.grp AND b.window_id = t.window_id
+),
+windows AS (
+    SELECT grp, iteration, window_start_ns, window_end_ns,
+           window_end_ns - window_start_ns AS window_ns,
+           busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns
+    FROM rank_rows
+    UNION ALL
+    SELECT grp, iteration, window_start_ns, window_end_ns,
+           window_end_ns - window_start_ns,
+           busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns
+    FROM tile_rows
+    WHERE coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+    UNION ALL
+    -- an iteration range without per_iteration: the kept iterations summed per rank
+    SELECT grp, NULL, min(window_start_ns), max(window_end_ns),
+           sum(window_end_ns - window_start_ns),
+           sum(busy_ns), sum(layer0_ns), sum(layer1_ns), sum(layer2_ns), sum(rest_ns)
+    FROM tile_rows
+    WHERE NOT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+    GROUP BY grp
+)
+SELECT
+    k.run_id,
+    k.rank,
+    w.iteration,                                      -- NULL: the whole rank (or the kept iterations)
+    w.window_start_ns,                                -- UTC ns
+    w.window_end_ns,                                  -- UTC ns
+    CAST(w.window_ns AS BIGINT) AS window_ns,         -- W
+    CAST(w.layer0_ns AS BIGINT) AS compute_ns,
+    CAST(w.layer1_ns AS BIGINT) AS exposed_comm_ns,
+    CAST(w.layer2_ns AS BIGINT) AS exposed_mem_ns,
+    CAST(w.rest_ns AS BIGINT) AS exposed_other_ns,
+    CAST(w.window_ns - w.busy_ns AS BIGINT) AS idle_ns,
+    w.layer0_ns * 100.0 / nullif(w.window_ns, 0) AS compute_pct,
+    w.layer1_ns * 100.0 / nullif(w.window_ns, 0) AS exposed_comm_pct,
+    w.layer2_ns * 100.0 / nullif(w.window_ns, 0) AS exposed_mem_pct,
+    w.rest_ns * 100.0 / nullif(w.window_ns, 0) AS exposed_other_pct,
+    (w.window_ns - w.busy_ns) * 100.0 / nullif(w.window_ns, 0) AS idle_pct
+FROM windows w
+JOIN keys k ON k.grp = w.grp
+ORDER BY k.run_id, k.rank, w.iteration NULLS FIRST;

@@ -1,0 +1,76 @@
+-- metric: traffic_distribution
+-- version: 1
+-- summary: Collective traffic by kind, process group and message size: bytes, count, time and bus bandwidth percentiles
+-- unit: bytes, ns, GB/s
+-- grain: run_id, collective, pg_name, size_bucket
+-- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
+--
+-- Each collective counts once, matched across ranks by op_key (a send or receive is its own
+-- rank's operation), with its size (full_bytes, nccl-tests size), t = the shortest duration over
+-- its ranks and busbw as collective_bandwidth computes it. Per (run, collective, process group,
+-- size bucket):
+--   collectives, total_bytes (sum of full_bytes), total_ns (sum of t),
+--   busbw_p10/p50/p90_gbps (continuous percentiles over the bucket's collectives, GB/s)
+-- Size buckets (binary units, upper bound exclusive): <128B, 128B-1K, 1K-8K, 8K-64K, 64K-256K,
+-- 256K-1M, 1M-32M, >=32M, and `unknown` when the trace has no sizes (nsys exports carry NCCL
+-- sizes only with --include-blobs); bucket_order sorts them. `note` says why numbers are NULL.
+-- iteration_from / iteration_to keep operations launched in those iterations; start_ns / end_ns
+-- (UTC) keep operations that overlap the window.
+WITH ops AS (
+    SELECT run_id, rank, collective, coalesce(pg_name, pg_desc) AS pg_name,
+           CASE WHEN op_key IS NULL OR collective IN ('Send', 'Recv', 'SendRecv')
+                THEN coalesce(op_key, file_id || ':' || start_ns) || '@' || rank
+                ELSE op_key END AS op_key,
+           full_bytes, group_size, dur_ns
+    FROM nccl_ops
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('iteration_from') IS NULL
+           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+),
+matched AS (
+    SELECT run_id, op_key, min(collective) AS collective, min(pg_name) AS pg_name,
+           coalesce(max(group_size), count(DISTINCT rank)) AS n,
+           max(full_bytes) AS full_bytes,
+           min(dur_ns) AS t_ns
+    FROM ops
+    GROUP BY run_id, op_key
+),
+rated AS (
+    SELECT *,
+           CASE WHEN full_bytes IS NULL THEN 9
+                WHEN full_bytes < 128 THEN 1 WHEN full_bytes < 1024 THEN 2
+                WHEN full_bytes < 8192 THEN 3 WHEN full_bytes < 65536 THEN 4
+                WHEN full_bytes < 262144 THEN 5 WHEN full_bytes < 1048576 THEN 6
+                WHEN full_bytes < 33554432 THEN 7 ELSE 8 END AS bucket_order,
+           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END
+               * CASE WHEN collective = 'AllReduce' THEN 2.0 * (n - 1) / n
+                      WHEN collective IN ('AllGather', 'ReduceScatter', 'AllToAll')
+                          THEN (n - 1) * 1.0 / n
+                      ELSE 1.0 END AS busbw_gbps
+    FROM matched
+)
+SELECT
+    run_id,
+    collective,
+    pg_name,              -- process group; NULL when the trace has none
+    ['<128B', '128B-1K', '1K-8K', '8K-64K', '64K-256K', '256K-1M', '1M-32M', '>=32M', 'unknown'][bucket_order]
+        AS size_bucket,
+    bucket_order,
+    count(*) AS collectives,
+    CAST(sum(full_bytes) AS BIGINT) AS total_bytes,   -- bytes
+    CAST(sum(t_ns) AS BIGINT) AS total_ns,            -- ns
+    quantile_cont(busbw_gbps, 0.1) AS busbw_p10_gbps,
+    quantile_cont(busbw_gbps, 0.5) AS busbw_p50_gbps,
+    quantile_cont(busbw_gbps, 0.9) AS busbw_p90_gbps,
+    CASE WHEN bucket_order = 9
+             THEN 'message size unknown: full_bytes is NULL (nsys exports carry NCCL sizes only with --include-blobs)'
+         WHEN count(busbw_gbps) = 0 THEN 'zero durations: bandwidth undefined'
+    END AS note
+FROM rated
+GROUP BY run_id, collective, pg_name, bucket_order
+ORDER BY run_id, collective, pg_name NULLS FIRST, bucket_order;

@@ -1,0 +1,398 @@
+-- Interval building blocks, written once and called by every busy / idle / overlap metric:
+--   intervals_union(t)            merged busy islands (+ the gap before each)
+--   intervals_flatten(t)          the timeline by top priority layer (compute > comm > ...)
+--   intervals_breakdown(t)        per group: time of each of layers 0-2 and the rest, and busy time
+--   intervals_intersect(a, b)     U a n U b as pieces
+--   intervals_difference(a, b)    U a \ U b as pieces
+--   intervals_overlap_sum(t)      intervals (and a value) in flight, as a step function
+--   intervals_overlap_count(t)    intervals in flight, as a step function
+--   intervals_tile(spans)         spans stretched to tile a timeline (iterations)
+--   intervals_clip(t, windows)    intervals cut to windows (tiles, bins)
+--   _intervals_islands(t)         (internal) each interval's place among its group's islands
+--
+-- Every macro takes the NAME of a table, view or CTE (DuckDB's query_table), so a metric writes
+--     WITH ops AS (SELECT grp, start_ns, end_ns FROM ...)  SELECT * FROM intervals_union(ops)
+-- and the same call works in the plain DuckDB shell. The input is a set of intervals with:
+--     grp        the group to work in: intervals of different groups never interact. Any type;
+--                an integer is fastest (sorting on VARCHAR or STRUCT keys is 2-3x slower), so
+--                callers map (run_id, rank, ...) to an integer key first. Keep groups few
+--                and large: DuckDB's running max costs about twice as much over hundreds of
+--                small groups as over a handful, so per-iteration work groups by rank and cuts
+--                the timeline with intervals_clip (flatten keeps each piece's window_id)
+--     start_ns   interval start (BIGINT, ns)
+--     end_ns     interval end (BIGINT, ns); intervals are closed [start_ns, end_ns]
+-- Conventions shared by every macro:
+--   * Rows with a NULL start or end, or end_ns < start_ns, are ignored.
+--   * Touching intervals ([a, b] and [b, c]) form one busy stretch: no gap between them.
+--   * Zero-length intervals ([t, t]) have no length. They join any interval they touch; alone
+--     they form a zero-length island in intervals_union and add no time anywhere.
+--   * Identical intervals count once in lengths (union semantics), each in overlap counts.
+--   * Macros that pass other input columns through (union, flatten, clip) keep their names;
+--     inputs must not use the names the macros add (intervals_merged, prev_end_ns, window_id
+--     where noted) or start with __iv_.
+-- Algorithms are sort-based: running maxima of end_ns over rows in (start_ns, end_ns) order and
+-- cumulative +1/-1 sweeps, never self-joins. All start with the same pass (_intervals_islands),
+-- which finds the intervals that are alone in their island: on GPU timelines nearly all of them,
+-- since kernels of one stream run back to back with small gaps. Those are answered directly;
+-- only the intervals of islands with several members go through the costlier second pass.
+-- References: Perfetto's intervals/overlap.sql and intervals/intersect.sql; HolisticTraceAnalysis'
+-- merge_kernel_intervals and temporal breakdown (per-kind merged intervals, bitmask sweep).
+
+
+-- _intervals_islands(intervals): every valid input row with its place among its group's islands.
+-- Output: the input's columns plus
+--     __iv_reach   latest end_ns of the group's earlier rows (NULL for the first row); when the
+--                  row starts an island, the end of the previous island
+--     __iv_pos     row number in (start_ns, end_ns) order within the group
+--     __iv_first   the row starts an island (it starts after __iv_reach)
+--     __iv_last    the row ends an island (the next row starts after everything so far ends)
+-- A row with __iv_first AND __iv_last is alone in its island: nothing else overlaps or touches it.
+CREATE OR REPLACE MACRO _intervals_islands(intervals) AS TABLE
+SELECT * EXCLUDE (__iv_next_start),
+       __iv_reach IS NULL OR start_ns > __iv_reach AS __iv_first,
+       __iv_next_start IS NULL
+           OR __iv_next_start > greatest(end_ns, coalesce(__iv_reach, end_ns)) AS __iv_last
+FROM (
+    SELECT *,
+           max(end_ns) OVER (__iv_w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS __iv_reach,
+           lead(start_ns) OVER __iv_w AS __iv_next_start,
+           row_number() OVER __iv_w AS __iv_pos
+    FROM query_table(intervals)
+    WHERE start_ns IS NOT NULL AND end_ns >= start_ns
+    WINDOW __iv_w AS (PARTITION BY grp ORDER BY start_ns, end_ns)
+);
+
+
+-- intervals_union(intervals): the merged busy islands of each group.
+-- Input: grp, start_ns, end_ns, and any other columns.
+-- Output: one row per island: the input's columns, taken from the island's first interval (in
+-- start_ns, end_ns order), with start_ns and end_ns replaced by the island's bounds, plus
+--     intervals_merged   BIGINT, how many input intervals make up the island
+--     prev_end_ns        end of the group's previous island (NULL for the first): the gap
+--                        before this island is [prev_end_ns, start_ns]
+-- Islands of a group are disjoint, never touch, and have gaps of positive length between them.
+-- Algorithm: _intervals_islands marks the first and last row of every island; a lone row is an
+-- island by itself, and the first and last rows of longer islands are paired by a second sorted
+-- pass over those rows only.
+CREATE OR REPLACE MACRO intervals_union(intervals) AS TABLE
+WITH __iv_edges AS (
+    SELECT *, greatest(end_ns, coalesce(__iv_reach, end_ns)) AS __iv_reach_incl
+    FROM _intervals_islands(intervals)
+    WHERE __iv_first OR __iv_last
+), __iv_long AS (
+    SELECT *,
+           lead(__iv_reach_incl) OVER (PARTITION BY grp ORDER BY __iv_pos) AS __iv_island_end,
+           lead(__iv_pos) OVER (PARTITION BY grp ORDER BY __iv_pos) AS __iv_last_pos
+    FROM __iv_edges
+    WHERE __iv_first <> __iv_last
+)
+SELECT * EXCLUDE (__iv_pos, __iv_first, __iv_last, __iv_reach_incl, __iv_reach)
+         REPLACE (__iv_reach_incl AS end_ns),
+       CAST(1 AS BIGINT) AS intervals_merged,
+       __iv_reach AS prev_end_ns
+FROM __iv_edges
+WHERE __iv_first AND __iv_last
+UNION ALL
+SELECT * EXCLUDE (__iv_pos, __iv_first, __iv_last, __iv_reach_incl, __iv_reach, __iv_island_end,
+                  __iv_last_pos)
+         REPLACE (__iv_island_end AS end_ns),
+       __iv_last_pos - __iv_pos + 1 AS intervals_merged,
+       __iv_reach AS prev_end_ns
+FROM __iv_long
+WHERE __iv_first;
+
+
+-- intervals_flatten(intervals): the timeline of each group by its top priority layer.
+-- Input: grp, start_ns, end_ns, layer (INTEGER 0-61; lower numbers win; NULL = lowest priority),
+-- and any other columns.
+-- Output: grp, start_ns, end_ns, layer: pieces of positive length, disjoint, in no particular
+-- order, covering exactly the time at least one interval is in flight; each piece is labelled
+-- with the lowest-numbered layer in flight during it (NULL when only NULL-layer intervals are).
+-- Neighbouring pieces may touch and carry the same layer. Summing lengths per layer gives, for
+-- layer k, |U layer k \ U layers < k|. A piece is cut at every start and end of an input
+-- interval it meets. The input's other columns come through on pieces that are a whole input
+-- interval alone in its island (most of them on GPU timelines) and are NULL on the others.
+-- Example: compute = 0, comm = 1, memory = 2: the pieces of layer 1 are exposed communication.
+-- Algorithm: a lone interval is a piece of its own layer. The rows of longer islands are cut,
+-- per layer, into disjoint new-coverage pieces (running max of end_ns per layer); a sorted sweep
+-- over their ends adding and removing 2^layer (HTA's bitmask) then gives, between consecutive
+-- instants, the set of layers in flight, whose lowest bit is the top layer.
+CREATE OR REPLACE MACRO intervals_flatten(intervals) AS TABLE
+WITH __iv_rows AS (
+    SELECT * EXCLUDE (__iv_reach, __iv_pos, __iv_first, __iv_last),
+           __iv_first AND __iv_last AS __iv_alone
+    FROM _intervals_islands(intervals)
+), __iv_pieces AS (
+    SELECT grp, end_ns, __iv_bit,
+           greatest(start_ns, coalesce(max(end_ns) OVER __iv_w, start_ns)) AS start_ns
+    FROM (SELECT grp, start_ns, end_ns,
+                 CAST(CASE WHEN layer BETWEEN 0 AND 61 THEN layer ELSE 62 END AS BIGINT) AS __iv_bit
+          FROM __iv_rows WHERE NOT __iv_alone)
+    WINDOW __iv_w AS (PARTITION BY grp, __iv_bit ORDER BY start_ns, end_ns
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), __iv_events AS (
+    SELECT grp, start_ns AS ts, CAST(1 AS BIGINT) << __iv_bit AS delta FROM __iv_pieces
+    WHERE end_ns > start_ns
+    UNION ALL
+    SELECT grp, end_ns, -(CAST(1 AS BIGINT) << __iv_bit) FROM __iv_pieces WHERE end_ns > start_ns
+), __iv_steps AS (
+    -- ends sort before starts at one instant, so a layer's bit is never counted twice
+    SELECT grp, ts,
+           sum(delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS mask,
+           lead(ts) OVER __iv_e AS next_ts
+    FROM __iv_events
+    WINDOW __iv_e AS (PARTITION BY grp ORDER BY ts, delta)
+), __iv_top AS (
+    SELECT grp, ts, next_ts,
+           CAST(round(log2(CAST(CAST(mask AS BIGINT) & -CAST(mask AS BIGINT) AS DOUBLE))) AS INTEGER) AS __iv_bit
+    FROM __iv_steps
+    WHERE next_ts > ts AND mask > 0
+)
+SELECT * EXCLUDE (__iv_alone) FROM __iv_rows
+WHERE __iv_alone AND end_ns > start_ns
+UNION ALL BY NAME
+SELECT grp, ts AS start_ns, next_ts AS end_ns, CASE WHEN __iv_bit < 62 THEN __iv_bit END AS layer
+FROM __iv_top;
+
+
+-- intervals_breakdown(intervals): per group, how long each priority layer is the top one.
+-- Input: grp, start_ns, end_ns, layer (INTEGER). Layers 0, 1 and 2 are ranked: at every instant
+-- the time goes to the lowest-numbered layer in flight. Rows of any other layer (NULL, 3, ...)
+-- form the "rest", which gets the time no ranked layer covers.
+-- Output: one row per group:
+--     grp
+--     start_ns     first start of the group (BIGINT)
+--     end_ns       last end of the group (BIGINT)
+--     busy_ns      |U all|: time at least one interval is in flight
+--     layer0_ns    |U layer 0|
+--     layer1_ns    |U layer 1 \ U layer 0|
+--     layer2_ns    |U layer 2 \ (U layer 0 u U layer 1)|
+--     rest_ns      |U rest \ U layers 0-2|;  layer0 + layer1 + layer2 + rest = busy
+-- Example: temporal breakdown with compute = 0, comm = 1, memory = 2 gives compute time,
+-- exposed communication and exposed memory time; idle = (end_ns - start_ns) - busy_ns.
+-- Algorithm: intervals_flatten, summed per layer.
+CREATE OR REPLACE MACRO intervals_breakdown(intervals) AS TABLE
+WITH __iv_ranked AS MATERIALIZED (
+    SELECT grp, start_ns, end_ns, CASE WHEN layer IN (0, 1, 2) THEN layer END AS layer
+    FROM query_table(intervals)
+), __iv_span AS (
+    SELECT grp, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM __iv_ranked
+    WHERE start_ns IS NOT NULL AND end_ns >= start_ns
+    GROUP BY grp
+), __iv_lengths AS (
+    SELECT grp,
+           sum(end_ns - start_ns) AS busy_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS layer0_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS layer1_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS layer2_ns,
+           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS rest_ns
+    FROM intervals_flatten(__iv_ranked)
+    GROUP BY grp
+)
+SELECT s.grp, s.start_ns, s.end_ns,
+       CAST(coalesce(l.busy_ns, 0) AS BIGINT) AS busy_ns,
+       CAST(coalesce(l.layer0_ns, 0) AS BIGINT) AS layer0_ns,
+       CAST(coalesce(l.layer1_ns, 0) AS BIGINT) AS layer1_ns,
+       CAST(coalesce(l.layer2_ns, 0) AS BIGINT) AS layer2_ns,
+       CAST(coalesce(l.rest_ns, 0) AS BIGINT) AS rest_ns
+FROM __iv_span s
+LEFT JOIN __iv_lengths l ON l.grp IS NOT DISTINCT FROM s.grp;
+
+
+-- intervals_intersect(a_intervals, b_intervals): U a n U b, per group, as disjoint pieces.
+-- Input: two tables with grp, start_ns, end_ns (same grp type).
+-- Output: grp, start_ns, end_ns: pieces of positive length whose union is (U a) n (U b). The
+-- pieces never overlap but may touch and come in no particular order: sum their lengths, or pass
+-- them to intervals_union for maximal stretches.
+-- Algorithm: over both inputs together, a lone interval meets nothing. Over the rows of longer
+-- islands, one sorted pass keeps a running max of end_ns per input. A row's new coverage of its
+-- own input, [max(start, own reach), end], meets the other input's earlier rows exactly on
+-- [start, other reach] (they all started no later); every point of the intersection is counted
+-- once, at whichever of its two covering rows comes later.
+CREATE OR REPLACE MACRO intervals_intersect(a_intervals, b_intervals) AS TABLE
+WITH __iv_both AS (
+    SELECT grp, start_ns, end_ns, 1 AS __iv_side FROM query_table(a_intervals)
+    UNION ALL
+    SELECT grp, start_ns, end_ns, 2 FROM query_table(b_intervals)
+), __iv_sweep AS (
+    SELECT grp, start_ns, end_ns, __iv_side,
+           max(end_ns) FILTER (WHERE __iv_side = 1) OVER __iv_w AS __iv_ra,
+           max(end_ns) FILTER (WHERE __iv_side = 2) OVER __iv_w AS __iv_rb
+    FROM _intervals_islands(__iv_both)
+    WHERE NOT (__iv_first AND __iv_last)
+    WINDOW __iv_w AS (PARTITION BY grp ORDER BY start_ns, end_ns, __iv_side
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), __iv_pieces AS (
+    SELECT grp,
+           greatest(start_ns, coalesce(CASE __iv_side WHEN 1 THEN __iv_ra ELSE __iv_rb END,
+                                       start_ns)) AS start_ns,
+           least(end_ns, CASE __iv_side WHEN 1 THEN __iv_rb ELSE __iv_ra END) AS end_ns,
+           CASE __iv_side WHEN 1 THEN __iv_rb ELSE __iv_ra END IS NOT NULL AS __iv_met
+    FROM __iv_sweep
+)
+SELECT grp, start_ns, end_ns FROM __iv_pieces WHERE __iv_met AND end_ns > start_ns;
+
+
+-- intervals_difference(a_intervals, b_intervals): U a \ U b, per group, as disjoint pieces.
+-- Input: two tables with grp, start_ns, end_ns (same grp type).
+-- Output: grp, start_ns, end_ns: pieces of positive length whose union is (U a) \ (U b);
+-- disjoint, possibly touching, in no particular order.
+-- Algorithm: over both inputs together, a lone interval of a is all difference and a lone one of
+-- b contributes nothing. The rows of longer islands are cut, per input, into disjoint
+-- new-coverage pieces (as in intervals_intersect); a sorted sweep over the pieces' ends with
+-- +1/-1 (input a) and +2/-2 (input b) then tells, between consecutive instants, which inputs are
+-- in flight (HTA's bitmask).
+CREATE OR REPLACE MACRO intervals_difference(a_intervals, b_intervals) AS TABLE
+WITH __iv_both AS (
+    SELECT grp, start_ns, end_ns, 1 AS __iv_bit FROM query_table(a_intervals)
+    UNION ALL
+    SELECT grp, start_ns, end_ns, 2 FROM query_table(b_intervals)
+), __iv_rows AS (
+    SELECT grp, start_ns, end_ns, __iv_bit, __iv_first AND __iv_last AS __iv_alone
+    FROM _intervals_islands(__iv_both)
+), __iv_pieces AS (
+    SELECT grp, end_ns, __iv_bit,
+           greatest(start_ns, coalesce(max(end_ns) OVER __iv_w, start_ns)) AS start_ns
+    FROM __iv_rows
+    WHERE NOT __iv_alone
+    WINDOW __iv_w AS (PARTITION BY grp, __iv_bit ORDER BY start_ns, end_ns
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+), __iv_events AS (
+    SELECT grp, start_ns AS ts, __iv_bit AS delta FROM __iv_pieces WHERE end_ns > start_ns
+    UNION ALL
+    SELECT grp, end_ns, -__iv_bit FROM __iv_pieces WHERE end_ns > start_ns
+), __iv_steps AS (
+    SELECT grp, ts,
+           sum(delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS mask,
+           lead(ts) OVER __iv_e AS next_ts
+    FROM __iv_events
+    WINDOW __iv_e AS (PARTITION BY grp ORDER BY ts, delta)
+)
+SELECT grp, start_ns, end_ns FROM __iv_rows
+WHERE __iv_alone AND __iv_bit = 1 AND end_ns > start_ns
+UNION ALL
+-- Between two distinct instants the running sum is exact: each input's pieces are disjoint, so
+-- each contributes 0 or its bit. Only rows followed by a later instant delimit a stretch.
+SELECT grp, ts, next_ts FROM __iv_steps WHERE next_ts > ts AND mask = 1;
+
+
+-- intervals_overlap_sum(intervals): how many intervals, and how much of a value, are in flight.
+-- Input: grp, start_ns, end_ns, value (a number carried by each interval: 1 to count a subset,
+-- bytes, ...; NULL counts as 0).
+-- Output: grp, start_ns, end_ns, depth (BIGINT, intervals in flight), value_sum (sum of `value`
+-- over the intervals in flight): consecutive stretches of positive length from the group's first
+-- start to its last end (depth 0 stretches included), in no particular order. Time-weighted
+-- distribution: sum(end_ns - start_ns) GROUP BY depth. Stretches are cut at every start or end,
+-- so neighbours may share a depth. Zero-length intervals are never in flight; touching intervals
+-- do not overlap ([a, b] and [b, c] give depth 1 on both sides of b). Like Perfetto's
+-- intervals_overlap_count, with a sum.
+-- Example: value = 1 for NCCL kernels and 0 otherwise gives, at every instant, the kernels in
+-- flight (depth) and how many of them are NCCL (value_sum).
+-- Algorithm: gaps between islands are depth 0 and a lone interval is depth 1 for its length
+-- (from _intervals_islands). The rows of longer islands go through a cumulative sweep over
+-- their starts (+1, +value) and ends (-1, -value) in time order (ends first at equal times); the
+-- sums after the last event at an instant hold until the next instant.
+CREATE OR REPLACE MACRO intervals_overlap_sum(intervals) AS TABLE
+WITH __iv_rows AS (
+    SELECT grp, start_ns, end_ns, coalesce(value, 0) AS __iv_value, __iv_reach,
+           __iv_first, __iv_first AND __iv_last AS __iv_alone
+    FROM _intervals_islands(intervals)
+), __iv_events AS (
+    SELECT grp, start_ns AS ts, 1 AS delta, __iv_value AS value_delta FROM __iv_rows
+    WHERE NOT __iv_alone
+    UNION ALL
+    SELECT grp, end_ns, -1, -__iv_value FROM __iv_rows
+    WHERE NOT __iv_alone
+), __iv_steps AS (
+    SELECT grp, ts,
+           sum(delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS depth,
+           sum(value_delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS value_sum,
+           lead(ts) OVER __iv_e AS next_ts
+    FROM __iv_events
+    WINDOW __iv_e AS (PARTITION BY grp ORDER BY ts, delta)
+)
+-- gaps between islands
+SELECT grp, __iv_reach AS start_ns, start_ns AS end_ns, CAST(0 AS BIGINT) AS depth,
+       0 * __iv_value AS value_sum
+FROM __iv_rows
+WHERE __iv_first AND start_ns > __iv_reach
+UNION ALL
+-- lone intervals
+SELECT grp, start_ns, end_ns, 1, __iv_value FROM __iv_rows
+WHERE __iv_alone AND end_ns > start_ns
+UNION ALL
+-- inside longer islands (their depth never drops to 0 for a positive length)
+SELECT grp, ts, next_ts, CAST(depth AS BIGINT), value_sum FROM __iv_steps
+WHERE next_ts > ts AND depth > 0;
+
+
+-- intervals_overlap_count(intervals): how many intervals are in flight, as a step function.
+-- Input: grp, start_ns, end_ns.
+-- Output: grp, start_ns, end_ns, depth (BIGINT): as intervals_overlap_sum without the sum.
+CREATE OR REPLACE MACRO intervals_overlap_count(intervals) AS TABLE
+WITH __iv_ones AS (
+    SELECT grp, start_ns, end_ns, 1 AS value FROM query_table(intervals)
+)
+SELECT grp, start_ns, end_ns, depth FROM intervals_overlap_sum(__iv_ones);
+
+
+-- intervals_tile(spans): stretch spans so that they tile their group's timeline.
+-- Input: grp, window_id (any type), start_ns, end_ns: for example the GPU span of each iteration.
+-- Output: grp, window_id, start_ns, end_ns: each span, in (start_ns, window_id) order, extended
+-- (or cut) to the start of the next one; the last keeps its own end. Time between two spans is
+-- charged to the earlier one, so the tiles cover first start to last end without gaps and can be
+-- handed to intervals_clip. A span that starts with the next one gets a zero-length tile, which
+-- intervals_clip ignores.
+CREATE OR REPLACE MACRO intervals_tile(spans) AS TABLE
+SELECT grp, window_id, start_ns,
+       coalesce(lead(start_ns) OVER (PARTITION BY grp ORDER BY start_ns, window_id),
+                greatest(end_ns, start_ns)) AS end_ns
+FROM query_table(spans)
+WHERE start_ns IS NOT NULL;
+
+
+-- intervals_clip(intervals, windows): cut intervals to the windows of their group.
+-- Input: intervals with grp, start_ns, end_ns, window_id and any other columns; windows with grp,
+-- window_id (any type, unique within a group), start_ns, end_ns. The windows of one group must
+-- not overlap (they may touch, as iterations that tile a timeline do); windows with
+-- end_ns <= start_ns are ignored. An interval's window_id is a guess of the window it lies in
+-- (NULL when there is none): intervals that lie inside their guessed window skip the search, so
+-- a good guess (the iteration that launched a GPU op, for iteration tiles) makes clipping cheap;
+-- a wrong or NULL guess only costs time.
+-- Output: one row per (interval, window) they share time in: the interval's columns with
+-- start_ns and end_ns clipped to the window and window_id set to it. Pieces of zero length are
+-- dropped, except zero-length intervals, which belong to the window with start_ns <= t < end_ns.
+-- Algorithm: a hash join checks each guess; an ASOF join finds the window each remaining
+-- interval starts in, and those that run past its end (or start before any) are joined to the
+-- later windows they reach.
+CREATE OR REPLACE MACRO intervals_clip(intervals, windows) AS TABLE
+WITH __iv_win AS (
+    SELECT grp AS __iv_wgrp, window_id AS __iv_wid, start_ns AS __iv_ws, end_ns AS __iv_we
+    FROM query_table(windows)
+    WHERE start_ns IS NOT NULL AND end_ns > start_ns
+), __iv_guess AS (
+    SELECT i.*, w.__iv_ws, w.__iv_we,
+           coalesce(i.start_ns >= w.__iv_ws AND i.end_ns <= w.__iv_we
+                    AND (i.end_ns > i.start_ns OR i.start_ns < w.__iv_we), false) AS __iv_inside
+    FROM (SELECT * FROM query_table(intervals)
+          WHERE start_ns IS NOT NULL AND end_ns >= start_ns) i
+    LEFT JOIN __iv_win w ON w.__iv_wgrp = i.grp AND w.__iv_wid = i.window_id
+), __iv_first AS (
+    SELECT i.* EXCLUDE (window_id, __iv_ws, __iv_we, __iv_inside),
+           w.__iv_wid AS window_id, w.__iv_ws, w.__iv_we
+    FROM (SELECT * FROM __iv_guess WHERE NOT __iv_inside) i
+    ASOF LEFT JOIN __iv_win w ON w.__iv_wgrp = i.grp AND i.start_ns >= w.__iv_ws
+)
+SELECT * EXCLUDE (__iv_ws, __iv_we, __iv_inside) FROM __iv_guess WHERE __iv_inside
+UNION ALL
+SELECT * EXCLUDE (__iv_ws, __iv_we) REPLACE (least(end_ns, __iv_we) AS end_ns)
+FROM __iv_first
+WHERE window_id IS NOT NULL
+  AND (least(end_ns, __iv_we) > start_ns OR (end_ns = start_ns AND start_ns < __iv_we))
+UNION ALL
+SELECT i.* EXCLUDE (window_id, __iv_ws, __iv_we)
+           REPLACE (w.__iv_ws AS start_ns, least(i.end_ns, w.__iv_we) AS end_ns),
+       w.__iv_wid
+FROM (SELECT * FROM __iv_first WHERE end_ns > coalesce(__iv_we, start_ns)) i
+JOIN __iv_win w
+  ON w.__iv_wgrp = i.grp AND w.__iv_ws > i.start_ns AND w.__iv_ws < i.end_ns;
