@@ -93,3 +93,47 @@ def test_a_view_without_rows_still_has_its_columns(warehouse, tmp_path):
     assert con.execute("SELECT count(*) FROM cpu_ops WHERE run_id = 'ddp_4ranks'").fetchall() == [(0,)]
     columns = duckdb.sql(f"DESCRIBE SELECT * FROM read_parquet('{lake}/memset/**/*.parquet')").fetchall()
     assert "start_ns" in [c[0] for c in columns]
+
+
+def test_chrome_trace_has_every_rank_aligned_by_clock_offsets(tmp_path):
+    from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+
+    skew = {1: 3_000_000, 2: -2_000_000}  # rank 2 on another host, rank 1 too
+    truth = generate_kineto_job(tmp_path / "t", KinetoJobSpec(world_size=4, iterations=3, layers=2,
+                                                              gpus_per_node=1, clock_skew_ns=skew))
+    db = tmp_path / "wh.duckdb"
+    assert runner.invoke(app, ["ingest", "--quiet", "--db", str(db), str(tmp_path / "t")]).exit_code == 0
+    out = tmp_path / "job.trace.json"
+    result = runner.invoke(app, ["export", str(out), "--format", "chrome-trace", "--run", "t", "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    kernels = {}
+    for e in events:
+        if e["ph"] == "X" and e["cat"] in ("compute", "comm", "other", "sync"):
+            kernels[e["pid"]] = kernels.get(e["pid"], 0) + 1
+    assert kernels == {r: len(truth.kernels[r]) for r in range(4)}
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {r: f"rank {r} (node{r})" for r in range(4)}
+    # the same AllReduce ends within microseconds on every rank once offsets are applied; the
+    # skews were milliseconds
+    ends = {}
+    for e in events:
+        if e["ph"] == "X" and e["cat"] == "nccl" and e["args"]["collective"] == "AllReduce":
+            ends.setdefault(e["args"]["op_key"], []).append(e["ts"] + e["dur"])
+    assert ends and all(len(v) == 4 and max(v) - min(v) < 10.0 for v in ends.values())
+
+
+def test_run_names_with_slashes_survive_the_partition_path(tmp_path):
+    db = tmp_path / "wh.duckdb"
+    src = SAMPLE / "fsdp_4ranks_kineto"
+    assert runner.invoke(app, ["ingest", "--quiet", "--db", str(db), "--run", "param/dlrm kineto",
+                               str(src)]).exit_code == 0
+    lake = tmp_path / "lake"
+    con = tracewh.connect(db, read_only=True)
+    export_lake(con, lake)
+    con.close()
+    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "rank=0" / "part_0.parquet").exists()
+    for runs in (pl.read_parquet(lake / "kernels")["run_id"].unique().to_list(),
+                 pq.read_table(lake / "kernels")["run_id"].unique().to_pylist(),
+                 [r for (r,) in duckdb.sql(f"SELECT DISTINCT run_id FROM read_parquet('{lake}/kernels/**/*.parquet')").fetchall()]):
+        assert [str(r) for r in runs] == ["param/dlrm kineto"]

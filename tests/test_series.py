@@ -74,3 +74,48 @@ def test_bad_series_is_one_line(db_path, tmp_path, text, message):
     result = ingest(db_path, "--series", str(csv), "--run", "job")
     assert result.exit_code == 1 and message in result.stderr and str(csv) in result.stderr
     assert samples(db_path) == []
+
+
+def test_memory_by_phase_golden(tmp_path):
+    """Generated phases, samples written for them, and the answer worked out here by hand."""
+    from tracewh.generate.nsys import JobSpec, generate_job
+    from tracewh.metrics import find_metric, run_metric
+
+    truth = generate_job(tmp_path / "t", JobSpec(world_size=2, iterations=3, layers=2, seed=5))
+    db = tmp_path / "wh.duckdb"
+    assert ingest(db, str(tmp_path / "t"), "--run", "job").exit_code == 0
+    con = tracewh.connect(db, read_only=True)
+    phases = con.execute("""
+        SELECT n.rank, i.iteration, n.name, n.start_ns, n.end_ns FROM nvtx_ranges n
+        JOIN iterations i ON i.rank = n.rank AND n.start_ns >= i.start_ns AND n.start_ns < i.end_ns
+        WHERE n.name IN ('forward', 'backward', 'optimizer') ORDER BY 1, 4""").fetchall()
+    devices = {rank: (device, host) for rank, device, host in
+               con.execute("SELECT rank, device_id, host FROM ranks").fetchall()}
+    con.close()
+    assert len(phases) == 2 * 3 * 3
+    # samples every 50 us over the whole job, on each rank's GPU: free = 1000 + ts % 997
+    first = min(p[3] for p in phases) - 500_000
+    last = max(p[4] for p in phases)
+    times = list(range(first, last + 50_000, 50_000))
+    lines = ["time_ns,host,gpu,memory.free [MiB],memory.used [MiB]"]
+    for ts in times:
+        for rank, (device, host) in devices.items():  # one GPU per node: the host tells them apart
+            lines.append(f"{ts},{host},{device},{1000 + ts % 997},{ts % 13}")
+    csv = tmp_path / "gpu.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    assert ingest(db, "--series", str(csv), "--run", "job").exit_code == 0
+    con = tracewh.connect(db, read_only=True)
+    got = run_metric(con, find_metric("memory_by_phase"), {}).to_pylist()
+    con.close()
+    expected = []
+    for rank, iteration, name, start, end in phases:
+        inside = [1000 + ts % 997 for ts in times if start <= ts <= end]
+        before = [1000 + ts % 997 for ts in times if ts <= start][-1]
+        expected.append((rank, iteration, name, len(inside), min(inside, default=None),
+                         max(inside, default=None), before,
+                         sum(inside) / len(inside) if inside else None))
+    rows = [(r["rank"], r["iteration"], r["phase"], r["samples"], r["min_value"], r["max_value"],
+             r["value_at_start"], r["mean_value"]) for r in got]
+    assert {r["measure"] for r in got} == {"memory.free [MiB]"}
+    assert sorted(rows, key=str) == sorted(expected, key=str)
+    assert sum(r[3] for r in rows) > 20  # most phases hold several samples

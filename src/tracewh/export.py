@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import duckdb
 
@@ -63,6 +64,7 @@ def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | Non
     """Write (or bring up to date) the Parquet lake at `out`."""
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
+    con.execute("SET memory_limit = ?", [os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB")])
     manifest = _read_manifest(out)
     known = manifest.get("runs", {})
     fingerprints = run_fingerprints(con)
@@ -100,16 +102,26 @@ def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | Non
 
 
 def _copy_run(con: duckdb.DuckDBPyConnection, out: Path, view: str, run: str) -> int:
+    """One Parquet file per partition, written with a COPY each. (Measured: DuckDB's own
+    PARTITION_BY wrote the 8-million-row kernels view 9x slower than eight filtered COPYs.)"""
     rows = con.execute(f'SELECT count(*) FROM "{view}" WHERE run_id = ?', [run]).fetchall()[0][0]
     if rows == 0:
         return 0
-    partition = "run_id, rank" if view in BY_RANK else "run_id"
-    target = str(out / view).replace("'", "''")
-    con.execute(
-        f"COPY (SELECT * FROM \"{view}\" WHERE run_id = ?) TO '{target}' "
-        f"(FORMAT PARQUET, PARTITION_BY ({partition}), OVERWRITE_OR_IGNORE, "
-        f"FILENAME_PATTERN 'part_{{i}}', COMPRESSION zstd)", [run])
+    run_dir = out / view / ("run_id=" + quote(run, safe=""))
+    if view not in BY_RANK:
+        _copy(con, f'SELECT * EXCLUDE (run_id) FROM "{view}" WHERE run_id = ?', [run], run_dir)
+        return rows
+    ranks = con.execute(f'SELECT DISTINCT rank FROM "{view}" WHERE run_id = ? ORDER BY 1', [run]).fetchall()
+    for (rank,) in ranks:
+        _copy(con, f'SELECT * EXCLUDE (run_id, rank) FROM "{view}" WHERE run_id = ? AND rank = ?',
+              [run, rank], run_dir / f"rank={rank}")
     return rows
+
+
+def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = str(folder / "part_0.parquet").replace("'", "''")
+    con.execute(f"COPY ({query}) TO '{target}' (FORMAT PARQUET, COMPRESSION zstd)", params)
 
 
 def _keep_schema_file(con: duckdb.DuckDBPyConnection, out: Path, view: str) -> None:
@@ -122,6 +134,8 @@ def _keep_schema_file(con: duckdb.DuckDBPyConnection, out: Path, view: str) -> N
         shutil.rmtree(empty, ignore_errors=True)
         return
     partition_dir = empty / "rank=0" if view in BY_RANK else empty
+    if (partition_dir / "part_0.parquet").exists():
+        return
     partition_dir.mkdir(parents=True, exist_ok=True)
     dropped = "run_id, rank" if view in BY_RANK else "run_id"
     target = str(partition_dir / "part_0.parquet").replace("'", "''")
@@ -157,3 +171,19 @@ def _read_manifest(out: Path) -> dict:
     if manifest.get("views_checksum") != views_checksum():
         return {}  # views changed: every run is exported again
     return manifest
+
+
+def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str, out: Path) -> int:
+    """Write one run as a Chrome/Perfetto trace JSON (sql/export/chrome_trace.sql makes the
+    events); returns the number of events written."""
+    con.execute("SET VARIABLE run = ?", [run])
+    result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
+    written = 0
+    with out.open("w") as handle:
+        handle.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
+        while rows := result.fetchmany(50_000):
+            handle.write("".join((",\n" if written + i else "") + str(row[0])
+                                 for i, row in enumerate(rows)))
+            written += len(rows)
+        handle.write("\n]}\n")
+    return written
