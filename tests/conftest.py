@@ -24,7 +24,7 @@ def shared_data() -> Path:
     path = shared_data_dir()
     if not path.is_dir():
         pytest.skip(f"real traces not available at {path}")
-    return path
+    return path.resolve()  # ingest records resolved paths; ../shared may be a link
 
 
 @pytest.fixture
