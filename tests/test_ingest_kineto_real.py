@@ -172,3 +172,12 @@ def test_every_kernel_gets_the_iteration_of_its_launch(warehouse):
     assert rows[0] == rows[1]
     assert warehouse.execute("SELECT count(*) FROM kernels WHERE run_id = 'param/dlrm_kineto' "
                              "AND iteration = 10").fetchall()[0][0] > 1500
+
+
+def test_every_metric_runs_on_every_real_kineto_trace(warehouse):
+    """No metric errors on real traces; where the data is absent the result is empty or says why."""
+    from tracewh.metrics import list_metrics, run_metric
+
+    for metric in list_metrics():
+        table = run_metric(warehouse, metric, {})
+        assert table.num_columns >= 2, metric.name  # metric, version and its own columns
