@@ -119,3 +119,27 @@ def test_memory_by_phase_golden(tmp_path):
     assert {r["measure"] for r in got} == {"memory.free [MiB]"}
     assert sorted(rows, key=str) == sorted(expected, key=str)
     assert sum(r[3] for r in rows) > 20  # most phases hold several samples
+
+
+def test_workload_card_names_the_run_and_fills_runs(tmp_path):
+    """CCL-Bench layout: <workload>/<workload>.yaml beside <workload>/profile_trace/*.json."""
+    import shutil
+
+    from tracewh.resources import sql_dir
+
+    workload = tmp_path / "llama_dp4"
+    traces = workload / "profile_trace"
+    traces.mkdir(parents=True)
+    for trace in (sql_dir().parent / "sample_db/traces/fsdp_4ranks_kineto").glob("*.json.gz"):
+        shutil.copy(trace, traces)
+    (workload / "llama_dp4.yaml").write_text(
+        "version: 1\ndescription: Llama 8B, 4 GPUs\nworkload:\n  model: {model_family: llama}\n"
+        "  data: {batch_size: 32, seq_len: 4096}\n"
+        "  hardware:\n    xpu_spec: {type: GPU, model: H100, total_count: 4, count_per_node: 4}\n")
+    db = tmp_path / "wh.duckdb"
+    assert ingest(db, str(tmp_path)).exit_code == 0
+    con = tracewh.connect(db, read_only=True)
+    row = con.execute("SELECT run_id, description, batch_size, seq_len, gpus_per_node, "
+                      "metadata->>'$.workload_card.workload.model.model_family', "
+                      "metadata->>'$.distributedInfo.world_size' FROM runs").fetchall()
+    assert row == [("llama_dp4", "Llama 8B, 4 GPUs", 32, 4096, 4, "llama", "4")]

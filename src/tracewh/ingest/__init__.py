@@ -20,7 +20,7 @@ import duckdb
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..warehouse import first_row, utc_now
-from . import kineto, nsys, nsys_report, series
+from . import card, kineto, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, Candidate, RankRule,
                        discover, run_identity)
 from .sqlscript import run_script, set_variables
@@ -205,6 +205,14 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
         "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
         "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
         [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
+    found = card.read_card(candidate.run_root)
+    if found:  # the workload card beside the traces: batch size, sequence length, ...
+        con.execute(
+            "UPDATE store.runs SET description = coalesce(description, $description), "
+            "batch_size = coalesce(batch_size, $batch_size), seq_len = coalesce(seq_len, $seq_len), "
+            "gpus_per_node = coalesce(gpus_per_node, $gpus_per_node), "
+            "metadata = coalesce(metadata, $metadata) WHERE run_id = $run",
+            {**found, "run": candidate.run_id})
     if candidate.format == SERIES_CSV:
         facts = series.load(con, candidate.path, prepared.info, candidate.run_id, file_id,
                             series_host)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IngestError, TracewhError
+from .card import find_card
 
 NSYS_SQLITE = "nsys-sqlite"
 NSYS_REPORT = "nsys-rep"
@@ -16,7 +17,6 @@ KINETO_JSON = "kineto-json"
 SERIES_CSV = "series-csv"
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_CARD_KEY = re.compile(r"^workload\s*:", re.M)
 
 
 @dataclass(frozen=True)
@@ -116,12 +116,8 @@ def workload_card_dir(directory: Path, stop: Path) -> Path | None:
     current = directory.resolve()
     stop = stop.resolve()
     while True:
-        for card in sorted(current.glob("*.yaml")) + sorted(current.glob("*.yml")):
-            try:
-                if _CARD_KEY.search(card.read_text(errors="replace")):
-                    return current
-            except OSError:
-                continue
+        if find_card(current) is not None:
+            return current
         if current == stop or current.parent == current:
             return None
         current = current.parent

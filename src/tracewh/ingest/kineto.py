@@ -598,7 +598,8 @@ def load(con, path: Path, mapped: Mapped, run_id: str, file_id: int, rules: list
     append(con, mapped.tables, file_id, rank)
     con.execute("UPDATE store.ranks SET rank_source = ? WHERE file_id = ?", [source, file_id])
     if dist:
-        con.execute("UPDATE store.runs SET metadata = ? WHERE run_id = ? AND metadata IS NULL",
+        con.execute("UPDATE store.runs SET metadata = json_merge_patch(coalesce(metadata, '{}'), ?) "
+                    "WHERE run_id = ? AND json_extract(coalesce(metadata, '{}'), '$.distributedInfo') IS NULL",
                     [json.dumps({"distributedInfo": dist}), run_id])
     tool = f"PyTorch profiler (Kineto), schema {meta.get('schemaVersion', '?')}"
     return SourceFacts("kineto-json", tool, str(meta.get("schemaVersion", "")) or None,
