@@ -23,7 +23,6 @@ NAMES = {
     "comm": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)",
     "sync": "wait_kernel(int *)",
 }
-COPY_NAME = {"HtoD": "[CUDA memcpy Host-to-Device]", "DtoH": "[CUDA memcpy Device-to-Host]"}
 
 
 # --- brute force ------------------------------------------------------------------------------
