@@ -19,7 +19,7 @@ demo: $(BIN)/tracewh
 	$(BIN)/tracewh runs --db $(DEMO_DB)
 	$(BIN)/tracewh query gpu_kernel_summary --db $(DEMO_DB) --param rank=0 --max-rows 12
 	$(BIN)/tracewh query gpu_trace --db $(DEMO_DB) --param rank=0 --param window=440ms/441ms --max-rows 12
-	$(BIN)/tracewh sql "SELECT rank, collective, count(*) AS ops, sum(dur_ns) AS nccl_ns FROM nccl_ops GROUP BY ALL ORDER BY ALL" --db $(DEMO_DB)
+	$(BIN)/tracewh sql "SELECT run_id, rank, collective, count(*) AS ops, sum(dur_ns) AS nccl_ns FROM nccl_ops GROUP BY ALL ORDER BY ALL" --db $(DEMO_DB)
 	$(BIN)/tracewh report --db $(DEMO_DB) --out build/report
 
 ## Run the test suite (real traces from ../shared/data are used when present).
