@@ -81,7 +81,7 @@ def test_memory_by_phase_golden(tmp_path):
     from tracewh.generate.nsys import JobSpec, generate_job
     from tracewh.metrics import find_metric, run_metric
 
-    truth = generate_job(tmp_path / "t", JobSpec(world_size=2, iterations=3, layers=2, seed=5))
+    generate_job(tmp_path / "t", JobSpec(world_size=2, iterations=3, layers=2, seed=5))
     db = tmp_path / "wh.duckdb"
     assert ingest(db, str(tmp_path / "t"), "--run", "job").exit_code == 0
     con = tracewh.connect(db, read_only=True)
