@@ -79,7 +79,6 @@ import gzip as gzip_module
 import os
 import random
 import shutil
-import statistics
 import tempfile
 from bisect import bisect_right
 from collections import Counter
@@ -87,6 +86,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
+
+from .truth import kernel_summary
 
 COMPUTE_STREAM = 7
 NCCL_STREAM = 40
@@ -238,16 +239,8 @@ class KinetoTruth:
         return sum(m.bytes for m in self.memset[rank])
 
     def kernel_summary(self, rank: int | None = None) -> dict[str, dict]:
-        """Per kernel name: total/avg/median/min/max/stddev of durations (ns), like cuda_gpu_kern_sum.
-
-        ``stddev_ns`` is the sample standard deviation, 0.0 for a single instance.
-        """
-        ranks = self.kernels if rank is None else {rank: self.kernels[rank]}
-        durations: dict[str, list[int]] = {}
-        for kernels in ranks.values():
-            for k in kernels:
-                durations.setdefault(k.name, []).append(k.end_ns - k.start_ns)
-        return {name: _stats(d) for name, d in durations.items()}
+        """Per kernel name, the numbers of nsys stats -r cuda_gpu_kern_sum (see truth.py)."""
+        return kernel_summary(self.kernels, rank)
 
 
 def generate_kineto_job(out_dir: str | Path, spec: KinetoJobSpec) -> KinetoTruth:
@@ -1079,18 +1072,6 @@ def _layers_for_size(target: int, iterations: int, world_size: int, gpus_per_nod
 
 # --------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _stats(d: list[int]) -> dict:
-    return dict(
-        total_ns=sum(d),
-        instances=len(d),
-        avg_ns=sum(d) / len(d),
-        median_ns=statistics.median(d),
-        min_ns=min(d),
-        max_ns=max(d),
-        stddev_ns=statistics.stdev(d) if len(d) > 1 else 0.0,
-    )
 
 
 def _overlap(many: list[tuple[int, int]], few: list[tuple[int, int]]) -> int:

@@ -46,7 +46,6 @@ import gc
 import math
 import random
 import sqlite3
-import statistics
 from bisect import bisect_right
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,6 +53,8 @@ from datetime import datetime, timezone
 from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
+
+from .truth import kernel_summary
 
 SCHEMA_SQL = Path(__file__).with_name("nsys_schema.sql")
 
@@ -169,16 +170,8 @@ class JobTruth:
     comm_overlap_ns: dict[int, int] = field(default_factory=dict)  # comm kernels ∩ compute kernels
 
     def kernel_summary(self, rank: int | None = None) -> dict[str, dict]:
-        """Per demangled name: total/avg/median/min/max/stddev of durations (ns), like cuda_gpu_kern_sum.
-
-        ``stddev_ns`` is the sample standard deviation, 0.0 for a single instance.
-        """
-        ranks = self.kernels if rank is None else {rank: self.kernels[rank]}
-        durations: dict[str, list[int]] = {}
-        for kernels in ranks.values():
-            for k in kernels:
-                durations.setdefault(k.name, []).append(k.end_ns - k.start_ns)
-        return {name: _stats(d) for name, d in durations.items()}
+        """Per kernel name, the numbers of nsys stats -r cuda_gpu_kern_sum (see truth.py)."""
+        return kernel_summary(self.kernels, rank)
 
 
 def generate_job(out_dir: str | Path, spec: JobSpec) -> JobTruth:
@@ -217,18 +210,6 @@ def _gc_paused():
     finally:
         if enabled:
             gc.enable()
-
-
-def _stats(d: list[int]) -> dict:
-    return dict(
-        total_ns=sum(d),
-        instances=len(d),
-        avg_ns=sum(d) / len(d),
-        median_ns=statistics.median(d),
-        min_ns=min(d),
-        max_ns=max(d),
-        stddev_ns=statistics.stdev(d) if len(d) > 1 else 0.0,
-    )
 
 
 # --------------------------------------------------------------------------------------------
