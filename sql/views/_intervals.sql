@@ -13,12 +13,10 @@
 -- Every macro takes the NAME of a table, view or CTE (DuckDB's query_table), so a metric writes
 --     WITH ops AS (SELECT grp, start_ns, end_ns FROM ...)  SELECT * FROM intervals_union(ops)
 -- and the same call works in the plain DuckDB shell. The input is a set of intervals with:
---     grp        the group to work in: intervals of different groups never interact. Any type;
---                an integer is fastest (sorting on VARCHAR or STRUCT keys is 2-3x slower), so
---                callers map (run_id, rank, ...) to an integer key first. Keep groups few
---                and large: DuckDB's running max costs about twice as much over hundreds of
---                small groups as over a handful, so per-iteration work groups by rank and cuts
---                the timeline with intervals_clip (flatten keeps each piece's window_id)
+--     grp        the group to work in: intervals of different groups never interact. An
+--                integer (BIGINT range): callers map (run_id, rank, ...) to an integer key
+--                first. Per-iteration work groups by rank and cuts the timeline with
+--                intervals_clip (flatten keeps each piece's window_id)
 --     start_ns   interval start (BIGINT, ns)
 --     end_ns     interval end (BIGINT, ns); intervals are closed [start_ns, end_ns]
 -- Conventions shared by every macro:
@@ -30,36 +28,64 @@
 --   * Macros that pass other input columns through (union, flatten, clip) keep their names;
 --     inputs must not use the names the macros add (intervals_merged, prev_end_ns, window_id
 --     where noted) or start with __iv_.
--- Algorithms are sort-based: running maxima of end_ns over rows in (start_ns, end_ns) order and
--- cumulative +1/-1 sweeps, never self-joins. All start with the same pass (_intervals_islands),
--- which finds the intervals that are alone in their island: on GPU timelines nearly all of them,
--- since kernels of one stream run back to back with small gaps. Those are answered directly;
--- only the intervals of islands with several members go through the costlier second pass.
+-- Algorithms are sort-based, never self-joins: each pass sorts its rows once (ORDER BY group,
+-- time) and computes running maxima and cumulative +1/-1 sums in one streaming scan over the
+-- sorted rows. The scan uses window functions with an empty OVER (), which keep the order of
+-- their input (DuckDB's documented order preservation), instead of PARTITION BY grp ORDER BY:
+-- DuckDB evaluates partitioned running aggregates with segment trees, 3-4x the cost of the sort
+-- on millions of rows. Groups stay apart by folding the group into the value (_iv_key) so that a
+-- running max never carries one group's value into the next; a running sum needs no such care,
+-- since every group's +1/-1 deltas cancel before the next group starts.
+-- All start with the same pass (_intervals_islands), which finds the intervals that are alone in
+-- their island: on GPU timelines nearly all of them, since kernels of one stream run back to
+-- back with small gaps. Those are answered directly; only the intervals of islands with several
+-- members go through the costlier second pass.
 -- References: Perfetto's intervals/overlap.sql and intervals/intersect.sql; HolisticTraceAnalysis'
 -- merge_kernel_intervals and temporal breakdown (per-kind merged intervals, bitmask sweep).
 
 
--- _intervals_islands(intervals): every valid input row with its place among its group's islands.
+-- _iv_key(g, v): group g (an integer) and value v (BIGINT) as one HUGEINT ordered by g, then v;
+-- the keys of group g lie in [g * 2^64, (g + 1) * 2^64). A running max of keys over rows sorted by
+-- group therefore is, within each group, the running max of its own values.
+CREATE OR REPLACE MACRO _iv_key(g, v) AS
+    CAST(g AS HUGEINT) * 18446744073709551616 + CAST(v AS HUGEINT) + 9223372036854775808;
+
+-- _iv_value(key, g): the value of a key made by _iv_key, when the key is of group g (NULL when
+-- it is NULL or of an earlier group: nothing of g was seen yet).
+CREATE OR REPLACE MACRO _iv_value(key, g) AS
+    CASE WHEN key >= CAST(g AS HUGEINT) * 18446744073709551616
+         THEN CAST(key - CAST(g AS HUGEINT) * 18446744073709551616 - 9223372036854775808 AS BIGINT)
+    END;
+
+
+-- _intervals_islands(intervals): every valid input row with its place among its group's islands,
+-- in (grp, start_ns, end_ns) order.
 -- Output: the input's columns plus
 --     __iv_reach   latest end_ns of the group's earlier rows (NULL for the first row); when the
 --                  row starts an island, the end of the previous island
---     __iv_pos     row number in (start_ns, end_ns) order within the group
+--     __iv_pos     the row's position in (grp, start_ns, end_ns) order: consecutive within a group
 --     __iv_first   the row starts an island (it starts after __iv_reach)
 --     __iv_last    the row ends an island (the next row starts after everything so far ends)
 -- A row with __iv_first AND __iv_last is alone in its island: nothing else overlaps or touches it.
 CREATE OR REPLACE MACRO _intervals_islands(intervals) AS TABLE
-SELECT * EXCLUDE (__iv_next_start),
+SELECT * EXCLUDE (__iv_key, __iv_next_start, __iv_next_grp),
        __iv_reach IS NULL OR start_ns > __iv_reach AS __iv_first,
-       __iv_next_start IS NULL
+       __iv_next_grp IS DISTINCT FROM grp
            OR __iv_next_start > greatest(end_ns, coalesce(__iv_reach, end_ns)) AS __iv_last
 FROM (
-    SELECT *,
-           max(end_ns) OVER (__iv_w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS __iv_reach,
-           lead(start_ns) OVER __iv_w AS __iv_next_start,
-           row_number() OVER __iv_w AS __iv_pos
-    FROM query_table(intervals)
-    WHERE start_ns IS NOT NULL AND end_ns >= start_ns
-    WINDOW __iv_w AS (PARTITION BY grp ORDER BY start_ns, end_ns)
+    SELECT *, _iv_value(lag(__iv_key) OVER (), grp) AS __iv_reach
+    FROM (
+        SELECT *,
+               max(_iv_key(grp, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key,
+               lead(start_ns) OVER () AS __iv_next_start,
+               lead(grp) OVER () AS __iv_next_grp,
+               row_number() OVER () AS __iv_pos
+        FROM (
+            SELECT * FROM query_table(intervals)
+            WHERE start_ns IS NOT NULL AND end_ns >= start_ns
+            ORDER BY grp, start_ns, end_ns
+        )
+    )
 );
 
 
@@ -71,34 +97,23 @@ FROM (
 --     prev_end_ns        end of the group's previous island (NULL for the first): the gap
 --                        before this island is [prev_end_ns, start_ns]
 -- Islands of a group are disjoint, never touch, and have gaps of positive length between them.
--- Algorithm: _intervals_islands marks the first and last row of every island; a lone row is an
--- island by itself, and the first and last rows of longer islands are paired by a second sorted
--- pass over those rows only.
+-- Algorithm: _intervals_islands marks the first and last row of every island. Kept in order,
+-- those rows alternate first, last, first, ...: an island is a row that is both, or a first row
+-- and the next one, whose reach (running max of end_ns, itself included) is the island's end.
 CREATE OR REPLACE MACRO intervals_union(intervals) AS TABLE
-WITH __iv_edges AS (
-    SELECT *, greatest(end_ns, coalesce(__iv_reach, end_ns)) AS __iv_reach_incl
-    FROM _intervals_islands(intervals)
-    WHERE __iv_first OR __iv_last
-), __iv_long AS (
-    SELECT *,
-           lead(__iv_reach_incl) OVER (PARTITION BY grp ORDER BY __iv_pos) AS __iv_island_end,
-           lead(__iv_pos) OVER (PARTITION BY grp ORDER BY __iv_pos) AS __iv_last_pos
-    FROM __iv_edges
-    WHERE __iv_first <> __iv_last
+SELECT * EXCLUDE (__iv_pos, __iv_first, __iv_last, __iv_reach, __iv_end, __iv_next_end,
+                  __iv_next_pos)
+         REPLACE (CASE WHEN __iv_last THEN __iv_end ELSE __iv_next_end END AS end_ns),
+       CASE WHEN __iv_last THEN 1 ELSE __iv_next_pos - __iv_pos + 1 END AS intervals_merged,
+       __iv_reach AS prev_end_ns
+FROM (
+    SELECT *, lead(__iv_end) OVER () AS __iv_next_end, lead(__iv_pos) OVER () AS __iv_next_pos
+    FROM (
+        SELECT *, greatest(end_ns, coalesce(__iv_reach, end_ns)) AS __iv_end
+        FROM _intervals_islands(intervals)
+        WHERE __iv_first OR __iv_last
+    )
 )
-SELECT * EXCLUDE (__iv_pos, __iv_first, __iv_last, __iv_reach_incl, __iv_reach)
-         REPLACE (__iv_reach_incl AS end_ns),
-       CAST(1 AS BIGINT) AS intervals_merged,
-       __iv_reach AS prev_end_ns
-FROM __iv_edges
-WHERE __iv_first AND __iv_last
-UNION ALL
-SELECT * EXCLUDE (__iv_pos, __iv_first, __iv_last, __iv_reach_incl, __iv_reach, __iv_island_end,
-                  __iv_last_pos)
-         REPLACE (__iv_island_end AS end_ns),
-       __iv_last_pos - __iv_pos + 1 AS intervals_merged,
-       __iv_reach AS prev_end_ns
-FROM __iv_long
 WHERE __iv_first;
 
 
@@ -114,34 +129,44 @@ WHERE __iv_first;
 -- interval alone in its island (most of them on GPU timelines) and are NULL on the others.
 -- Example: compute = 0, comm = 1, memory = 2: the pieces of layer 1 are exposed communication.
 -- Algorithm: a lone interval is a piece of its own layer. The rows of longer islands are cut,
--- per layer, into disjoint new-coverage pieces (running max of end_ns per layer); a sorted sweep
--- over their ends adding and removing 2^layer (HTA's bitmask) then gives, between consecutive
--- instants, the set of layers in flight, whose lowest bit is the top layer.
+-- per layer, into disjoint new-coverage pieces (running max of end_ns per group and layer); a
+-- sorted sweep over their ends adding and removing 2^layer (HTA's bitmask) then gives, between
+-- consecutive instants, the set of layers in flight, whose lowest bit is the top layer.
 CREATE OR REPLACE MACRO intervals_flatten(intervals) AS TABLE
 WITH __iv_rows AS (
     SELECT * EXCLUDE (__iv_reach, __iv_pos, __iv_first, __iv_last),
            __iv_first AND __iv_last AS __iv_alone
     FROM _intervals_islands(intervals)
 ), __iv_pieces AS (
+    -- each row's new coverage of its layer: from the layer's reach so far to its end
     SELECT grp, end_ns, __iv_bit,
-           greatest(start_ns, coalesce(max(end_ns) OVER __iv_w, start_ns)) AS start_ns
-    FROM (SELECT grp, start_ns, end_ns,
-                 CAST(CASE WHEN layer BETWEEN 0 AND 61 THEN layer ELSE 62 END AS BIGINT) AS __iv_bit
-          FROM __iv_rows WHERE NOT __iv_alone)
-    WINDOW __iv_w AS (PARTITION BY grp, __iv_bit ORDER BY start_ns, end_ns
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-), __iv_events AS (
-    SELECT grp, start_ns AS ts, CAST(1 AS BIGINT) << __iv_bit AS delta FROM __iv_pieces
-    WHERE end_ns > start_ns
-    UNION ALL
-    SELECT grp, end_ns, -(CAST(1 AS BIGINT) << __iv_bit) FROM __iv_pieces WHERE end_ns > start_ns
+           greatest(start_ns, coalesce(_iv_value(lag(__iv_key) OVER (), __iv_lane), start_ns))
+               AS start_ns
+    FROM (
+        SELECT *, max(_iv_key(__iv_lane, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key
+        FROM (
+            SELECT grp, start_ns, end_ns, __iv_bit,
+                   CAST(grp AS HUGEINT) * 64 + __iv_bit AS __iv_lane
+            FROM (SELECT grp, start_ns, end_ns,
+                         CAST(CASE WHEN layer BETWEEN 0 AND 61 THEN layer ELSE 62 END AS BIGINT)
+                             AS __iv_bit
+                  FROM __iv_rows WHERE NOT __iv_alone)
+            ORDER BY grp, __iv_bit, start_ns, end_ns
+        )
+    )
 ), __iv_steps AS (
     -- ends sort before starts at one instant, so a layer's bit is never counted twice
     SELECT grp, ts,
-           sum(delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS mask,
-           lead(ts) OVER __iv_e AS next_ts
-    FROM __iv_events
-    WINDOW __iv_e AS (PARTITION BY grp ORDER BY ts, delta)
+           sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS mask,
+           CASE WHEN lead(grp) OVER () = grp THEN lead(ts) OVER () END AS next_ts
+    FROM (
+        SELECT grp, start_ns AS ts, CAST(1 AS BIGINT) << __iv_bit AS delta FROM __iv_pieces
+        WHERE end_ns > start_ns
+        UNION ALL
+        SELECT grp, end_ns, -(CAST(1 AS BIGINT) << __iv_bit) FROM __iv_pieces
+        WHERE end_ns > start_ns
+        ORDER BY grp, ts, delta
+    )
 ), __iv_top AS (
     SELECT grp, ts, next_ts,
            CAST(round(log2(CAST(CAST(mask AS BIGINT) & -CAST(mask AS BIGINT) AS DOUBLE))) AS INTEGER) AS __iv_bit
@@ -215,13 +240,22 @@ WITH __iv_both AS (
     UNION ALL
     SELECT grp, start_ns, end_ns, 2 FROM query_table(b_intervals)
 ), __iv_sweep AS (
+    -- reach of each input over the earlier rows (in grp, start_ns, end_ns, side order)
     SELECT grp, start_ns, end_ns, __iv_side,
-           max(end_ns) FILTER (WHERE __iv_side = 1) OVER __iv_w AS __iv_ra,
-           max(end_ns) FILTER (WHERE __iv_side = 2) OVER __iv_w AS __iv_rb
-    FROM _intervals_islands(__iv_both)
-    WHERE NOT (__iv_first AND __iv_last)
-    WINDOW __iv_w AS (PARTITION BY grp ORDER BY start_ns, end_ns, __iv_side
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+           _iv_value(lag(__iv_ka) OVER (), grp) AS __iv_ra,
+           _iv_value(lag(__iv_kb) OVER (), grp) AS __iv_rb
+    FROM (
+        SELECT *,
+               max(CASE WHEN __iv_side = 1 THEN _iv_key(grp, end_ns) END)
+                   OVER (ROWS UNBOUNDED PRECEDING) AS __iv_ka,
+               max(CASE WHEN __iv_side = 2 THEN _iv_key(grp, end_ns) END)
+                   OVER (ROWS UNBOUNDED PRECEDING) AS __iv_kb
+        FROM (
+            SELECT grp, start_ns, end_ns, __iv_side FROM _intervals_islands(__iv_both)
+            WHERE NOT (__iv_first AND __iv_last)
+            ORDER BY grp, start_ns, end_ns, __iv_side
+        )
+    )
 ), __iv_pieces AS (
     SELECT grp,
            greatest(start_ns, coalesce(CASE __iv_side WHEN 1 THEN __iv_ra ELSE __iv_rb END,
@@ -239,7 +273,7 @@ SELECT grp, start_ns, end_ns FROM __iv_pieces WHERE __iv_met AND end_ns > start_
 -- disjoint, possibly touching, in no particular order.
 -- Algorithm: over both inputs together, a lone interval of a is all difference and a lone one of
 -- b contributes nothing. The rows of longer islands are cut, per input, into disjoint
--- new-coverage pieces (as in intervals_intersect); a sorted sweep over the pieces' ends with
+-- new-coverage pieces (as in intervals_flatten); a sorted sweep over the pieces' ends with
 -- +1/-1 (input a) and +2/-2 (input b) then tells, between consecutive instants, which inputs are
 -- in flight (HTA's bitmask).
 CREATE OR REPLACE MACRO intervals_difference(a_intervals, b_intervals) AS TABLE
@@ -252,21 +286,28 @@ WITH __iv_both AS (
     FROM _intervals_islands(__iv_both)
 ), __iv_pieces AS (
     SELECT grp, end_ns, __iv_bit,
-           greatest(start_ns, coalesce(max(end_ns) OVER __iv_w, start_ns)) AS start_ns
-    FROM __iv_rows
-    WHERE NOT __iv_alone
-    WINDOW __iv_w AS (PARTITION BY grp, __iv_bit ORDER BY start_ns, end_ns
-                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-), __iv_events AS (
-    SELECT grp, start_ns AS ts, __iv_bit AS delta FROM __iv_pieces WHERE end_ns > start_ns
-    UNION ALL
-    SELECT grp, end_ns, -__iv_bit FROM __iv_pieces WHERE end_ns > start_ns
+           greatest(start_ns, coalesce(_iv_value(lag(__iv_key) OVER (), __iv_lane), start_ns))
+               AS start_ns
+    FROM (
+        SELECT *, max(_iv_key(__iv_lane, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key
+        FROM (
+            SELECT grp, start_ns, end_ns, __iv_bit,
+                   CAST(grp AS HUGEINT) * 4 + __iv_bit AS __iv_lane
+            FROM __iv_rows
+            WHERE NOT __iv_alone
+            ORDER BY grp, __iv_bit, start_ns, end_ns
+        )
+    )
 ), __iv_steps AS (
     SELECT grp, ts,
-           sum(delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS mask,
-           lead(ts) OVER __iv_e AS next_ts
-    FROM __iv_events
-    WINDOW __iv_e AS (PARTITION BY grp ORDER BY ts, delta)
+           sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS mask,
+           CASE WHEN lead(grp) OVER () = grp THEN lead(ts) OVER () END AS next_ts
+    FROM (
+        SELECT grp, start_ns AS ts, __iv_bit AS delta FROM __iv_pieces WHERE end_ns > start_ns
+        UNION ALL
+        SELECT grp, end_ns, -__iv_bit FROM __iv_pieces WHERE end_ns > start_ns
+        ORDER BY grp, ts, delta
+    )
 )
 SELECT grp, start_ns, end_ns FROM __iv_rows
 WHERE __iv_alone AND __iv_bit = 1 AND end_ns > start_ns
@@ -297,19 +338,19 @@ WITH __iv_rows AS (
     SELECT grp, start_ns, end_ns, coalesce(value, 0) AS __iv_value, __iv_reach,
            __iv_first, __iv_first AND __iv_last AS __iv_alone
     FROM _intervals_islands(intervals)
-), __iv_events AS (
-    SELECT grp, start_ns AS ts, 1 AS delta, __iv_value AS value_delta FROM __iv_rows
-    WHERE NOT __iv_alone
-    UNION ALL
-    SELECT grp, end_ns, -1, -__iv_value FROM __iv_rows
-    WHERE NOT __iv_alone
 ), __iv_steps AS (
     SELECT grp, ts,
-           sum(delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS depth,
-           sum(value_delta) OVER (__iv_e ROWS UNBOUNDED PRECEDING) AS value_sum,
-           lead(ts) OVER __iv_e AS next_ts
-    FROM __iv_events
-    WINDOW __iv_e AS (PARTITION BY grp ORDER BY ts, delta)
+           sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS depth,
+           sum(value_delta) OVER (ROWS UNBOUNDED PRECEDING) AS value_sum,
+           CASE WHEN lead(grp) OVER () = grp THEN lead(ts) OVER () END AS next_ts
+    FROM (
+        SELECT grp, start_ns AS ts, 1 AS delta, __iv_value AS value_delta FROM __iv_rows
+        WHERE NOT __iv_alone
+        UNION ALL
+        SELECT grp, end_ns, -1, -__iv_value FROM __iv_rows
+        WHERE NOT __iv_alone
+        ORDER BY grp, ts, delta
+    )
 )
 -- gaps between islands
 SELECT grp, __iv_reach AS start_ns, start_ns AS end_ns, CAST(0 AS BIGINT) AS depth,
