@@ -195,12 +195,19 @@ def query(
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
     wait: WaitOption = 60.0,
+    engine: Annotated[str, typer.Option(
+        "--engine", help="duckdb (the warehouse) or spark (a Parquet lake, --lake)")] = "duckdb",
+    lake: Annotated[Optional[Path], typer.Option(
+        "--lake", help="Lake folder written by 'tracewh export' (--engine spark)",
+        file_okay=False)] = None,
 ) -> None:
-    """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it).
+    """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
+    or, with --engine spark, over a Parquet lake on a local Spark session.
 
     Example:
 
         tracewh query gpu_kernel_summary --param rank=0 --format csv
+        tracewh query temporal_breakdown --engine spark --lake lake/
     """
     from .guard import lock_down
     from .metrics import find_metric, run_metric
@@ -209,6 +216,17 @@ def query(
     try:
         params = _parse_params(param or [])
         chosen = find_metric(metric)  # parses and checks the metric before it runs
+        if engine not in ("duckdb", "spark"):
+            raise TracewhError(f"--engine {engine!r}: use duckdb or spark")
+        if engine == "spark":
+            if lake is None:
+                raise TracewhError("--engine spark reads a Parquet lake: pass --lake DIR "
+                                   "(written by 'tracewh export DIR')")
+            from .spark import run_metric_spark, spark_session
+
+            write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
+                  max_rows, err)
+            return
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         lock_down(con)
         result = run_metric(con, chosen, params)
@@ -501,6 +519,35 @@ def metrics_show(name: Annotated[str, typer.Argument(help="Metric name or .sql f
     try:
         print(find_metric(name).path.read_text(), end="")
     except TracewhError as exc:
+        _fail(str(exc))
+
+
+@metrics_app.command("transpile")
+def metrics_transpile(
+    name: Annotated[str, typer.Argument(help="Metric name or .sql file")],
+    dialect: Annotated[str, typer.Option("--dialect", "-d", help="spark or trino")] = "spark",
+    param: Annotated[
+        Optional[list[str]], typer.Option("--param", "-p", help="NAME=VALUE; repeatable")
+    ] = None,
+    lake: Annotated[Optional[Path], typer.Option(
+        "--lake", help="Take the view columns from this lake's manifest", file_okay=False)] = None,
+) -> None:
+    """Print a metric as Spark SQL or Trino SQL over the views of a Parquet lake: macros
+    inlined, parameters bound as literals (defaults unless --param), DuckDB-only syntax
+    rewritten.
+
+    Example:
+
+        tracewh metrics transpile temporal_breakdown --dialect spark --param rank=0
+    """
+    from .metrics import find_metric
+    from .transpile import lake_catalog, transpile_metric
+
+    try:
+        chosen = find_metric(name)
+        catalog = lake_catalog(lake) if lake is not None else None
+        print(transpile_metric(chosen, dialect, _parse_params(param or []), catalog) + ";")
+    except (TracewhError, ValueError) as exc:
         _fail(str(exc))
 
 

@@ -1,0 +1,107 @@
+"""Run metrics on Spark over a Parquet lake written by `tracewh export`.
+
+    spark = spark_session()            # local[2]; or pass your own SparkSession
+    register_lake(spark, "lake/")      # one temporary view per exported view
+    table = run_metric_spark(spark, find_metric("gpu_kernel_summary"), {"rank": "0"}, "lake/")
+
+Each view of the lake becomes a temporary view with the columns of the DuckDB view, in its
+order and with its types (the manifest's schemas): the hive partition columns (run_id, rank)
+come back where the view has them, typed from the manifest rather than guessed from the path.
+pyspark is an optional dependency: `pip install 'tracewh[spark]'` (and a Java 17+ runtime).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+from sqlglot import exp
+
+from .errors import TracewhError
+from .metrics import Metric
+from .transpile import lake_catalog, transpile_metric
+
+
+class SparkUnavailable(TracewhError):
+    """pyspark or a Java runtime is missing."""
+
+
+def spark_missing() -> str | None:
+    """Why a local Spark session cannot start here (None when it can)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed - pip install 'tracewh[spark]'"
+    if not shutil.which("java") and not _java_home():
+        return "no Java runtime (java on PATH or JAVA_HOME) for pyspark"
+    return None
+
+
+def _java_home() -> str | None:
+    import os
+
+    home = os.environ.get("JAVA_HOME")
+    return home if home and (Path(home) / "bin" / "java").exists() else None
+
+
+def spark_session(master: str = "local[2]", shuffle_partitions: int = 4,
+                  app_name: str = "tracewh"):
+    """A local SparkSession: no UI, loopback only, UTC, few shuffle partitions."""
+    reason = spark_missing()
+    if reason:
+        raise SparkUnavailable(reason)
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("OFF")
+    return session
+
+
+def _spark_type(duckdb_type: str) -> str:
+    return exp.DataType.build(duckdb_type, dialect="duckdb").sql("spark")
+
+
+def register_lake(spark, lake: str | Path) -> list[str]:
+    """Register every view of the lake as a Spark temporary view; returns their names."""
+    lake = Path(lake).resolve()
+    manifest_path = lake / "manifest.json"
+    if not manifest_path.exists():
+        raise TracewhError(f"{manifest_path}: no lake manifest here - run "
+                           f"'tracewh export {lake}' first")
+    manifest = json.loads(manifest_path.read_text())
+    names = []
+    for view, columns in manifest["schemas"].items():
+        frame = spark.read.parquet(str(lake / view))
+        present = set(frame.columns)
+        projections = [
+            f"CAST(`{name}` AS {_spark_type(kind)}) AS `{name}`" if name in present
+            else f"CAST(NULL AS {_spark_type(kind)}) AS `{name}`"
+            for name, kind in columns]
+        frame.selectExpr(*projections).createOrReplaceTempView(view)
+        names.append(view)
+    return names
+
+
+def run_metric_spark(spark, metric: Metric, params: dict[str, object] | None,
+                     lake: str | Path) -> pa.Table:
+    """The metric's rows as Spark computes them over the lake (registered on first use)."""
+    catalog = lake_catalog(lake)
+    sql = transpile_metric(metric, "spark", params, catalog, pretty=False)
+    if not all(spark.catalog.tableExists(view) for view in catalog.schemas):
+        register_lake(spark, lake)
+    try:
+        frame = spark.sql(sql)
+        return frame.toArrow()
+    except Exception as exc:  # pyspark's AnalysisException and friends
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise TracewhError(f"{metric.name} v{metric.version} failed on Spark: {first}") from None
