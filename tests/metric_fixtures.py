@@ -138,26 +138,27 @@ def build(path, runs: list[Run]):
                         "rank_source) VALUES (?, ?, ?, ?, ?, 0, 'filename')",
                         [run.run_id, rank.rank, file_id, pid, rank.host])
             for corr, op in enumerate(rank.ops, start=1):
+                launch_ns = None if op.launch is None else BASE + op.launch
                 common = [run.run_id, rank.rank, file_id, pid, op.device, op.stream,
-                          BASE + op.start, BASE + op.end, corr]
+                          BASE + op.start, BASE + op.end, corr, launch_ns]
                 if op.kind in NAMES:
                     name = op.name or NAMES[op.kind]
                     con.execute(
                         "INSERT INTO store.kernels (run_id, rank, file_id, pid, device_id, stream_id,"
-                        " start_ns, end_ns, correlation_id, name, short_name, iteration) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " start_ns, end_ns, correlation_id, launch_ns, name, short_name, iteration) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         common + [name, name.split("(")[0], op.iteration])
                 elif op.kind == "memcpy":
                     con.execute(
                         "INSERT INTO store.memcpy (run_id, rank, file_id, pid, device_id, stream_id,"
-                        " start_ns, end_ns, correlation_id, bytes, copy_kind, iteration) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " start_ns, end_ns, correlation_id, launch_ns, bytes, copy_kind, iteration) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         common + [op.bytes, op.name or "HtoD", op.iteration])
                 else:
                     con.execute(
                         "INSERT INTO store.memset (run_id, rank, file_id, pid, device_id, stream_id,"
-                        " start_ns, end_ns, correlation_id, bytes, value, iteration) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                        " start_ns, end_ns, correlation_id, launch_ns, bytes, value, iteration) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
                         common + [op.bytes, op.iteration])
                 if op.launch is not None:
                     api = "cudaMemcpyAsync" if op.kind in ("memcpy", "memset") else "cudaLaunchKernel"

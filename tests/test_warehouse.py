@@ -86,3 +86,33 @@ def test_every_view_answers_in_the_plain_duckdb_shell(db_path):
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert [line.split(",")[0] for line in done.stdout.split()] == views
+
+
+def test_launch_ns_is_filled_in_for_ops_stored_before_migration_5(db_path, tmp_path, monkeypatch):
+    # a warehouse at migration 4: ops and their launch calls, but no launch_ns column yet
+    folder = tmp_path / "migrations_0004"
+    folder.mkdir()
+    for existing in sorted(warehouse.migrations_dir().glob("000[1-4]_*.sql")):
+        shutil.copy(existing, folder / existing.name)
+    with monkeypatch.context() as patch:
+        patch.setattr(warehouse, "migrations_dir", lambda: folder)
+        patch.setattr(warehouse, "install_views", lambda con, force=False: None)
+        con = tracewh.connect(db_path)
+        assert "launch_ns" not in [c[0] for c in con.execute("DESCRIBE store.kernels").fetchall()]
+        for table in ("kernels", "memcpy", "memset"):
+            con.execute(f"INSERT INTO store.{table} BY NAME SELECT 'r' AS run_id, 0 AS rank, "
+                        "1 AS file_id, pid, start_ns, start_ns + 100 AS end_ns, correlation_id, "
+                        "'k' AS name FROM (VALUES (7, 100, 5), (7, 300, 6), (8, 500, 5)) "
+                        "v(pid, start_ns, correlation_id)"
+                        .replace(", 'k' AS name", ", 'k' AS name" if table == "kernels" else ""))
+        # call 5 of process 7 launched the first op; process 8's call 5 is another call (40)
+        con.execute("INSERT INTO store.cuda_api (run_id, rank, file_id, pid, tid, start_ns, end_ns, "
+                    "name, api_kind, correlation_id) VALUES "
+                    "('r', 0, 1, 7, 7, 90, 95, 'cudaLaunchKernel', 'runtime', 5), "
+                    "('r', 0, 1, 8, 8, 40, 45, 'cudaLaunchKernel', 'runtime', 5)")
+        con.close()
+    con = tracewh.connect(db_path)
+    for view in ("kernels", "memcpy", "memset", "gpu_ops"):
+        got = con.execute(f"SELECT pid, start_ns, launch_ns FROM {view}").fetchall()
+        expected = [(7, 100, 90), (7, 300, None), (8, 500, 40)] * (3 if view == "gpu_ops" else 1)
+        assert sorted(got, key=str) == sorted(expected, key=str), view

@@ -1,5 +1,5 @@
 -- metric: gpu_utilization
--- version: 1
+-- version: 2
 -- summary: Busy share of each device's window cut into equal bins, low bins flagged
 -- unit: percent
 -- grain: run_id, rank, device_id, bin
@@ -17,8 +17,9 @@
 -- the start of the first kept iteration to the end of the last (GPU spans of the iterations as
 -- in temporal_breakdown).
 WITH keys AS (
-    SELECT run_id, rank, device_id, row_number() OVER (ORDER BY run_id, rank, device_id) AS grp
-    FROM (SELECT DISTINCT run_id, rank, device_id FROM gpu_ops
+    -- one integer per device of a rank (integer keys sort and join fastest)
+    SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
+    FROM (SELECT DISTINCT rank_key, device_id FROM gpu_ops
           WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
             AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
 ),
@@ -28,37 +29,27 @@ ops AS NOT MATERIALIZED (
            least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
            g.iteration
     FROM gpu_ops g
-    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
-               AND k.device_id IS NOT DISTINCT FROM g.device_id
+    JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
       AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
       AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
 iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
-    -- key join, cut to start_ns / end_ns)
-    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
-    FROM (SELECT run_id, rank, device_id, iteration,
-                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
-                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
-          FROM gpu_ops
-          WHERE iteration IS NOT NULL
-            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-          GROUP BY ALL) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
-               AND k.device_id IS NOT DISTINCT FROM s.device_id
+    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
+    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
+    FROM ops
+    WHERE iteration IS NOT NULL
+      AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+    GROUP BY grp, iteration
 ),
 busy AS (
     SELECT grp, start_ns, end_ns FROM intervals_union(ops)
 ),
 windows AS (
-    SELECT grp, min(start_ns) AS w0, max(end_ns) AS w1 FROM busy
+    SELECT grp, min(start_ns) AS w0, max(end_ns) AS w1 FROM ops
     WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+      AND end_ns >= start_ns
     GROUP BY grp
     UNION ALL
     SELECT grp, min(start_ns), max(end_ns) FROM intervals_tile(iteration_spans)
@@ -102,8 +93,8 @@ bins AS (
     FROM (SELECT grp, w0, len, n, unnest(range(n)) AS bin FROM sized)
 )
 SELECT
-    k.run_id,
-    k.rank,
+    r.run_id,
+    r.rank,
     k.device_id,
     b.bin,                                         -- 0-based
     b.bin_start_ns,                                -- UTC ns
@@ -114,7 +105,8 @@ SELECT
         < coalesce(CAST(getvariable('threshold') AS DOUBLE), 50) AS low_utilization
 FROM bins b
 JOIN keys k ON k.grp = b.grp
+JOIN ranks r ON r.rank_key = k.rank_key
 LEFT JOIN (SELECT grp, bin, sum(busy_ns) AS busy_ns FROM pieces GROUP BY grp, bin) p
        ON p.grp = b.grp AND p.bin = b.bin
 WHERE b.bin_end_ns > b.bin_start_ns
-ORDER BY k.run_id, k.rank, k.device_id, b.bin;
+ORDER BY r.run_id, r.rank, k.device_id, b.bin;

@@ -1,5 +1,5 @@
 -- metric: idle_gaps
--- version: 1
+-- version: 2
 -- summary: Idle gaps between GPU busy islands per device, by cause and size
 -- unit: ns
 -- grain: run_id, rank, device_id, cause, size_bucket
@@ -10,7 +10,7 @@
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends
 -- one gap and starts the next). A gap is the idle time between two consecutive islands of a
 -- device. Its cause is read from the first op of the island after it (in start, end order) and
--- the CUDA API call that launched it (cuda_api on file_id, pid, correlation_id), as HTA does
+-- the CUDA API call that launched it (gpu_ops.launch_ns, linked at ingest by correlation id), as HTA does
 -- per stream:
 --   host wait    the launch call started after the previous island ended: the GPU waited for
 --                the CPU to enqueue work
@@ -24,8 +24,9 @@
 -- time of those iterations (GPU spans of the iterations as in temporal_breakdown), and a gap is
 -- never counted across the boundary of two kept stretches.
 WITH keys AS (
-    SELECT run_id, rank, device_id, row_number() OVER (ORDER BY run_id, rank, device_id) AS grp
-    FROM (SELECT DISTINCT run_id, rank, device_id FROM gpu_ops
+    -- one integer per device of a rank (integer keys sort and join fastest)
+    SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
+    FROM (SELECT DISTINCT rank_key, device_id FROM gpu_ops
           WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
             AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
 ),
@@ -34,34 +35,21 @@ ops AS NOT MATERIALIZED (
     SELECT k.grp,
            greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
-           g.iteration, a.start_ns AS launch_ns
+           g.iteration, g.launch_ns
     FROM gpu_ops g
-    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
-               AND k.device_id IS NOT DISTINCT FROM g.device_id
-    LEFT JOIN cuda_api a
-           ON a.file_id = g.file_id AND a.pid = g.pid AND a.correlation_id = g.correlation_id
+    JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
       AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
       AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
 iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
-    -- key join, cut to start_ns / end_ns)
-    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
-    FROM (SELECT run_id, rank, device_id, iteration,
-                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
-                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
-          FROM gpu_ops
-          WHERE iteration IS NOT NULL
-            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-          GROUP BY ALL) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
-               AND k.device_id IS NOT DISTINCT FROM s.device_id
+    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
+    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
+    FROM ops
+    WHERE iteration IS NOT NULL
+      AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+    GROUP BY grp, iteration
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns
@@ -118,8 +106,8 @@ bucketed AS (
     FROM gaps
 )
 SELECT
-    k.run_id,
-    k.rank,
+    r.run_id,
+    r.rank,
     k.device_id,
     b.cause,                                   -- host wait | kernel wait | other
     ['<1us', '1-10us', '10-100us', '100us-1ms', '1-10ms', '>=10ms'][b.bucket_order] AS size_bucket,
@@ -132,5 +120,6 @@ SELECT
     sum(b.gap_ns) * 100.0 / sum(sum(b.gap_ns)) OVER (PARTITION BY k.grp) AS idle_pct
 FROM bucketed b
 JOIN keys k ON k.grp = b.device_grp
-GROUP BY k.grp, k.run_id, k.rank, k.device_id, b.cause, b.bucket_order
-ORDER BY k.run_id, k.rank, k.device_id, b.cause, b.bucket_order;
+JOIN ranks r ON r.rank_key = k.rank_key
+GROUP BY k.grp, r.run_id, r.rank, k.device_id, b.cause, b.bucket_order
+ORDER BY r.run_id, r.rank, k.device_id, b.cause, b.bucket_order;

@@ -1,5 +1,5 @@
 -- metric: pipeline_bubble
--- version: 1
+-- version: 2
 -- summary: Pipeline bubble per rank and iteration: GPU time without compute, with exposed send/recv split out, beside the ideal (p-1)/(m+p-1)
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -22,31 +22,19 @@
 -- (parameter), and ideal_bubble_pct = (p-1)/(m+p-1) x 100 (NULL, with a note, when p or m is
 -- unknown). start_ns / end_ns (UTC) cut GPU ops to that window; iteration_from / iteration_to
 -- keep those iterations.
-WITH kinds AS MATERIALIZED (
-    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
-    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
-    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
-),
-keys AS (
-    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
-    FROM (SELECT DISTINCT run_id, rank FROM gpu_ops
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
-),
-ops AS NOT MATERIALIZED (
+WITH ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 send/recv, 2 other communication, NULL memory / sync / other
-    SELECT k.grp, g.start_ns, g.end_ns, g.iteration,
-           CASE coalesce(d.kind, g.op) WHEN 'compute' THEN 0 WHEN 'comm' THEN 2 END AS layer
-    FROM gpu_ops g
-    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
-    LEFT JOIN kinds d ON g.op = 'kernel' AND d.name = g.name
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+    SELECT rank_key AS grp, start_ns, end_ns, iteration,
+           CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 2 END AS layer
+    FROM gpu_ops
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
     UNION ALL
-    SELECT k.grp, n.start_ns, n.end_ns, n.iteration, 1
-    FROM nccl_ops n
-    JOIN keys k ON k.run_id = n.run_id AND k.rank = n.rank
-    WHERE n.collective IN ('Send', 'Recv', 'SendRecv')
+    SELECT rank_key, start_ns, end_ns, iteration, 1
+    FROM nccl_ops
+    WHERE collective IN ('Send', 'Recv', 'SendRecv')
+      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
 ),
 clipped AS NOT MATERIALIZED (
     SELECT grp, iteration, layer,
@@ -57,20 +45,17 @@ clipped AS NOT MATERIALIZED (
       AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
 iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
-    -- key join, cut to start_ns / end_ns)
-    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
-    FROM (SELECT run_id, rank, iteration,
-                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
-                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
-          FROM gpu_ops
-          WHERE iteration IS NOT NULL
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-          GROUP BY ALL) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
+    SELECT rank_key AS grp, iteration AS window_id,
+           min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+           max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+    FROM gpu_ops
+    WHERE iteration IS NOT NULL
+      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    GROUP BY rank_key, iteration
 ),
 guessed AS (
     -- the iteration that launched an op is the clip's first guess of its tile
@@ -151,7 +136,7 @@ SELECT
          WHEN s.microbatches IS NULL THEN 'ideal bubble unknown: pass microbatches'
     END AS note
 FROM rows w
-JOIN keys k ON k.grp = w.grp
+JOIN ranks k ON k.rank_key = w.grp
 LEFT JOIN shape s ON s.run_id = k.run_id
 WINDOW r AS (PARTITION BY k.run_id)
 ORDER BY k.run_id, k.rank, w.iteration;

@@ -1,5 +1,5 @@
 -- metric: scaling
--- version: 1
+-- version: 2
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
@@ -28,33 +28,23 @@ WITH chosen AS (
        OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
                         run_id)
 ),
-kinds AS MATERIALIZED (
-    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
-    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
-    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
-),
 keys AS (
-    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
-    FROM (SELECT DISTINCT g.run_id, g.rank FROM gpu_ops g JOIN chosen c ON c.run_id = g.run_id)
+    SELECT r.run_id, r.rank, r.rank_key AS grp FROM ranks r JOIN chosen c ON c.run_id = r.run_id
 ),
 ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other
-    SELECT k.grp, g.start_ns, g.end_ns,
-           CASE coalesce(d.kind, g.op) WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
-                WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
-    FROM gpu_ops g
-    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
-    LEFT JOIN kinds d ON g.op = 'kernel' AND d.name = g.name
+    SELECT rank_key AS grp, start_ns, end_ns,
+           CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
+                     WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
+    FROM gpu_ops
+    WHERE run_id IN (SELECT run_id FROM chosen)
 ),
 flat AS (
     -- the GPU timeline of each rank by its top layer (compute > comm > memory > other)
     SELECT * FROM intervals_flatten(ops)
 ),
 spans AS (
-    SELECT k.grp, s.start_ns, s.end_ns
-    FROM (SELECT run_id, rank, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-          FROM gpu_ops GROUP BY run_id, rank) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+    SELECT grp, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM ops GROUP BY grp
 ),
 breakdown AS (
     SELECT s.grp, s.start_ns, s.end_ns,
@@ -80,10 +70,10 @@ exposed_by_kind AS (
     FROM exposed e CROSS JOIN collectives c
 ),
 collective_ops AS (
-    SELECT k.grp * 1000 + c.kind_id AS grp, n.start_ns, n.end_ns
+    SELECT n.rank_key * 1000 + c.kind_id AS grp, n.start_ns, n.end_ns
     FROM nccl_ops n
-    JOIN keys k ON k.run_id = n.run_id AND k.rank = n.rank
     JOIN collectives c ON c.collective = n.collective
+    WHERE n.run_id IN (SELECT run_id FROM chosen)
 ),
 exposed_kind_ns AS (
     SELECT grp // 1000 AS grp, grp % 1000 AS kind_id, sum(end_ns - start_ns) AS exposed_ns

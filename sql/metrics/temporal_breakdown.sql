@@ -1,5 +1,5 @@
 -- metric: temporal_breakdown
--- version: 1
+-- version: 2
 -- summary: GPU time of each rank (or iteration) split into compute, exposed communication, exposed memory, other and idle
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -23,32 +23,19 @@
 -- count too). iteration_from / iteration_to keep those iterations only; without per_iteration the
 -- kept iterations are summed into one row per rank (window_ns = their total span).
 -- Shell: SET VARIABLE per_iteration = true; .read sql/metrics/temporal_breakdown.sql
-WITH kinds AS MATERIALIZED (
-    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
-    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
-    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
-),
-keys AS (
-    SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
-    FROM (SELECT DISTINCT run_id, rank FROM gpu_ops
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
-),
-ops AS NOT MATERIALIZED (
+WITH ops AS (
     -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other; cut to the start_ns/end_ns window
-    SELECT k.grp,
-           greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
-           least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
-           g.iteration,
-           CASE coalesce(d.kind, g.op) WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
-                WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
-    FROM gpu_ops g
-    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
-    LEFT JOIN kinds d ON g.op = 'kernel' AND d.name = g.name
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    SELECT rank_key AS grp,
+           greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
+           iteration,
+           CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
+                     WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
+    FROM gpu_ops
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
 -- whole ranks -------------------------------------------------------------------------------
 rank_ops AS (
@@ -58,13 +45,11 @@ rank_ops AS (
 ),
 rank_spans AS (
     -- the rank's whole GPU span, needed only to cut W when a time window is given
-    SELECT k.grp, s.first_ns, s.last_ns
-    FROM (SELECT run_id, rank, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM gpu_ops
-          WHERE (getvariable('start_ns') IS NOT NULL OR getvariable('end_ns') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-          GROUP BY run_id, rank) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+    SELECT rank_key AS grp, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM gpu_ops
+    WHERE (getvariable('start_ns') IS NOT NULL OR getvariable('end_ns') IS NOT NULL)
+      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+    GROUP BY rank_key
 ),
 rank_rows AS (
     SELECT b.grp, NULL::INTEGER AS iteration,
@@ -76,22 +61,13 @@ rank_rows AS (
 ),
 -- iterations --------------------------------------------------------------------------------
 iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
-    -- key join, cut to start_ns / end_ns)
-    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
-    FROM (SELECT run_id, rank, iteration,
-                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
-                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
-          FROM gpu_ops
-          WHERE iteration IS NOT NULL
-            AND (coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
-                 OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-          GROUP BY ALL) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
+    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
+    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
+    FROM ops
+    WHERE iteration IS NOT NULL
+      AND (coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+           OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+    GROUP BY grp, iteration
 ),
 windowed_ops AS (
     -- the iteration that launched an op is the clip's first guess of its tile
@@ -180,5 +156,5 @@ SELECT
     w.rest_ns * 100.0 / nullif(w.window_ns, 0) AS exposed_other_pct,
     (w.window_ns - w.busy_ns) * 100.0 / nullif(w.window_ns, 0) AS idle_pct
 FROM windows w
-JOIN keys k ON k.grp = w.grp
+JOIN ranks k ON k.rank_key = w.grp
 ORDER BY k.run_id, k.rank, w.iteration NULLS FIRST;

@@ -68,17 +68,19 @@ CREATE OR REPLACE MACRO _iv_value(key, g) AS
 --     __iv_last    the row ends an island (the next row starts after everything so far ends)
 -- A row with __iv_first AND __iv_last is alone in its island: nothing else overlaps or touches it.
 CREATE OR REPLACE MACRO _intervals_islands(intervals) AS TABLE
-SELECT * EXCLUDE (__iv_key, __iv_next_start, __iv_next_grp),
-       __iv_reach IS NULL OR start_ns > __iv_reach AS __iv_first,
-       __iv_next_grp IS DISTINCT FROM grp
-           OR __iv_next_start > greatest(end_ns, coalesce(__iv_reach, end_ns)) AS __iv_last
+-- keys (_iv_key) compare across groups too: a row of an earlier group is always below, so
+-- "starts after the reach of the rows before it" needs no group test
+SELECT * EXCLUDE (__iv_key, __iv_start_key, __iv_prev_key, __iv_next_start_key),
+       _iv_value(__iv_prev_key, grp) AS __iv_reach,
+       coalesce(__iv_prev_key < __iv_start_key, true) AS __iv_first,
+       coalesce(__iv_next_start_key > __iv_key, true) AS __iv_last
 FROM (
-    SELECT *, _iv_value(lag(__iv_key) OVER (), grp) AS __iv_reach
+    SELECT *, lag(__iv_key) OVER () AS __iv_prev_key
     FROM (
         SELECT *,
+               _iv_key(grp, start_ns) AS __iv_start_key,
                max(_iv_key(grp, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key,
-               lead(start_ns) OVER () AS __iv_next_start,
-               lead(grp) OVER () AS __iv_next_grp,
+               lead(_iv_key(grp, start_ns)) OVER () AS __iv_next_start_key,
                row_number() OVER () AS __iv_pos
         FROM (
             SELECT * FROM query_table(intervals)

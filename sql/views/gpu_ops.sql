@@ -1,8 +1,10 @@
 -- Every GPU activity: kernels, memcpy and memset, with their kind. The base of every
 -- busy / idle / overlap metric. Launch configuration is NULL for copies and memsets; bytes and
--- memory kinds are NULL for kernels.
+-- memory kinds are NULL for kernels. rank_key is one BIGINT per (run_id, rank), as in `ranks`:
+-- metrics group and sort millions of ops by it (a VARCHAR run_id costs 2-3x more to sort and
+-- join); a rank's ops all come from one file, so file_id and rank make it without a join.
 CREATE OR REPLACE VIEW gpu_ops AS
-SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
+SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, device_id, context_id, stream_id,
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
        'kernel' AS op,                 -- kernel | memcpy | memset
        coalesce(n.kind, kernel_kind(name)) AS kind,  -- compute | comm | sync | other | memcpy | memset
@@ -13,19 +15,20 @@ SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
        NULL::BIGINT AS bytes,
        NULL::VARCHAR AS src_kind,      -- memory kinds: Pageable, Pinned, Device, ...
        NULL::VARCHAR AS dst_kind,
-       iteration
+       iteration,
+       launch_ns                       -- start of the launching CUDA API call (NULL: not in the trace)
 FROM store.kernels LEFT JOIN store.kernel_names n USING (name)
 UNION ALL
-SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
-       start_ns, end_ns, end_ns - start_ns,
+SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
+       stream_id, start_ns, end_ns, end_ns - start_ns,
        'memcpy', 'memcpy', memcpy_name(copy_kind), correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       bytes, src_kind, dst_kind, iteration
+       bytes, src_kind, dst_kind, iteration, launch_ns
 FROM store.memcpy
 UNION ALL
-SELECT run_id, rank, file_id, pid, device_id, context_id, stream_id,
-       start_ns, end_ns, end_ns - start_ns,
+SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
+       stream_id, start_ns, end_ns, end_ns - start_ns,
        'memset', 'memset', '[CUDA memset]', correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       bytes, mem_kind, NULL, iteration
+       bytes, mem_kind, NULL, iteration, launch_ns
 FROM store.memset;

@@ -23,5 +23,6 @@ SELECT
     dynamic_smem_bytes,
     shared_mem_bytes,         -- static + dynamic (Kineto reports only the total)
     graph_node_id,
-    iteration                 -- iteration of the CPU call that launched it
+    iteration,                -- iteration of the CPU call that launched it
+    launch_ns                 -- start of that call, UTC ns (NULL: not in the trace)
 FROM store.kernels LEFT JOIN store.kernel_names n USING (name);

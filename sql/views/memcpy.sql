@@ -16,5 +16,6 @@ SELECT
     dst_kind,
     correlation_id,
     external_id,
-    iteration
+    iteration,
+    launch_ns         -- start of the CUDA API call that launched it, UTC ns (NULL: not in the trace)
 FROM store.memcpy;

@@ -15,5 +15,6 @@ SELECT
     mem_kind,
     correlation_id,
     external_id,
-    iteration
+    iteration,
+    launch_ns         -- start of the CUDA API call that launched it, UTC ns (NULL: not in the trace)
 FROM store.memset;

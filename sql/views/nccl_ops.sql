@@ -3,6 +3,7 @@ CREATE OR REPLACE VIEW nccl_ops AS
 SELECT
     run_id,
     rank,
+    file_id * 4294967296 + rank AS rank_key,  -- one BIGINT per (run_id, rank), as in ranks
     file_id,
     pid,
     device_id,

@@ -16,7 +16,8 @@ SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_i
            -- no launch call in the file: the host step whose range holds the op's start
            SELECT max(i.iteration) FROM _iterations i
            WHERE l.pid IS NULL AND i.pid = k.pid AND k.start_ns >= i.start_ns AND k.start_ns < i.end_ns))
-           AS iteration
+           AS iteration,
+       l.start_ns AS launch_ns
 FROM (
     SELECT *, (globalPid >> 24) & 16777215 AS pid,
            start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns
