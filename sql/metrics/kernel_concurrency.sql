@@ -1,5 +1,5 @@
 -- metric: kernel_concurrency
--- version: 1
+-- version: 2
 -- summary: Time-weighted distribution of kernels in flight per device, and the share of NCCL time with compute running
 -- unit: ns
 -- grain: run_id, rank, device_id, kernels_in_flight
@@ -19,15 +19,12 @@
 -- not as compute. Touching kernels are not concurrent; zero-length kernels never count.
 -- start_ns / end_ns (UTC) cut kernels to that window; iteration_from / iteration_to keep the
 -- time of those iterations (GPU spans as in temporal_breakdown), W is then the total kept time.
-WITH kinds AS MATERIALIZED (
-    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
-    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
-    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
-),
-keys AS (
-    SELECT run_id, rank, device_id, row_number() OVER (ORDER BY run_id, rank, device_id) AS grp
-    FROM (SELECT DISTINCT run_id, rank, device_id FROM kernels
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+WITH keys AS (
+    -- one integer per device of a rank (integer keys sort and join fastest)
+    SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
+    FROM (SELECT DISTINCT rank_key, device_id FROM gpu_ops
+          WHERE op = 'kernel'
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
             AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
 ),
 ops AS NOT MATERIALIZED (
@@ -37,33 +34,28 @@ ops AS NOT MATERIALIZED (
            greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
            g.iteration,
-           CASE d.kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1 ELSE 1000000000 END AS value
-    FROM kernels g
-    JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
-               AND k.device_id IS NOT DISTINCT FROM g.device_id
-    JOIN kinds d ON d.name = g.name
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+           CASE g.kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1 ELSE 1000000000 END AS value
+    FROM gpu_ops g
+    JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
+    WHERE g.op = 'kernel'
+      AND (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
       AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
       AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
 iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end (aggregated before the
-    -- key join, cut to start_ns / end_ns)
-    SELECT k.grp, s.iteration AS window_id, s.start_ns, s.end_ns
-    FROM (SELECT run_id, rank, device_id, iteration,
-                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
-                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
-          FROM gpu_ops
-          WHERE iteration IS NOT NULL
-            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-          GROUP BY ALL) s
-    JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
-               AND k.device_id IS NOT DISTINCT FROM s.device_id
+    -- the GPU span of each iteration: the first start and last end of the GPU ops (kernels,
+    -- copies, memsets) launched in it, cut to start_ns / end_ns
+    SELECT k.grp, g.iteration AS window_id,
+           min(greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
+           max(least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
+    FROM gpu_ops g
+    JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
+    WHERE g.iteration IS NOT NULL
+      AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    GROUP BY k.grp, g.iteration
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns,
@@ -126,8 +118,8 @@ per_device AS (
     FROM device_steps GROUP BY device
 )
 SELECT
-    k.run_id,
-    k.rank,
+    r.run_id,
+    r.rank,
     k.device_id,
     p.depth AS kernels_in_flight,
     CAST(p.time_ns AS BIGINT) AS time_ns,
@@ -139,4 +131,5 @@ SELECT
 FROM per_depth p
 JOIN per_device d ON d.device = p.device
 JOIN keys k ON k.grp = p.device
-ORDER BY k.run_id, k.rank, k.device_id, p.depth;
+JOIN ranks r ON r.rank_key = k.rank_key
+ORDER BY r.run_id, r.rank, k.device_id, p.depth;
