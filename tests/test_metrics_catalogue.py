@@ -677,6 +677,29 @@ def test_straggler(con):
     assert waits == {0: [2, 8, 2], 1: [0, 0, 0]}   # rank 1 always arrives last (aligned clock)
 
 
+def test_straggler_ops(con):
+    ops = {}
+    for key in (("job", 0), ("job", 1)):
+        for op in RANKS[key].nccl:
+            if op.collective not in ("Send", "Recv"):
+                ops.setdefault(op.op_key, {})[key[1]] = (op, op.start - OFFSET[key], op.end - OFFSET[key])
+    expected = []
+    for op_key, per in ops.items():
+        latest = max(s for _, s, _ in per.values())
+        for rank_no, (op, s, _) in sorted(per.items()):
+            expected.append((latest, op_key, rank_no, op.collective, BASE + op.start, latest - s,
+                             s == latest, latest - min(x for _, x, _ in per.values()),
+                             max(e for _, _, e in per.values()) - min(e for _, _, e in per.values()), 2))
+    got = rows(con, "straggler_ops", run="job")
+    assert [(r["op_key"], r["rank"], r["collective"], r["start_ns"], r["wait_ns"], r["arrived_last"],
+             r["start_skew_ns"], r["end_skew_ns"], r["ranks"]) for r in got] == [
+        e[1:] for e in sorted(expected, key=lambda e: (e[0], e[1], e[2]))]
+    # summed per rank they are the straggler metric's totals
+    totals = {r["rank"]: r["total_wait_ns"] for r in rows(con, "straggler", run="job")}
+    assert totals == {k: sum(r["wait_ns"] for r in got if r["rank"] == k) for k in (0, 1)}
+    assert [r["rank"] for r in rows(con, "straggler_ops", run="job", rank=1)] == [1, 1, 1]
+
+
 # --- iterations, throughput, phases -------------------------------------------------------------------
 
 def kept_steps(key, include=False):

@@ -1,5 +1,5 @@
 -- metric: straggler
--- version: 1
+-- version: 2
 -- summary: Per rank, how long it waits for the others at collectives, how often it arrives last, and which rank straggles
 -- unit: ns
 -- grain: run_id, rank
@@ -7,56 +7,31 @@
 -- see: HTA straggler analysis; nsys recipe nccl_gpu_overlap_trace
 --
 -- Collectives (not sends or receives: their peers differ from rank to rank) matched across
--- ranks by op_key and seen on at least two ranks. Times are aligned across hosts first
--- (raw - clock_offsets.offset_ns). For a collective with aligned starts s_r:
+-- ranks by op_key and seen on at least two ranks, from the collective_waits view: times are
+-- aligned across hosts first (raw - clock_offsets.offset_ns). For a collective with aligned
+-- starts s_r:
 --   wait_r = max(s) - s_r: how long rank r waited for the last rank to arrive
 --   start skew = max(s) - min(s); end skew = max(end) - min(end)
 -- Per rank: collectives, total_wait_ns, mean_wait_ns, arrived_last_pct (share of its
 -- collectives where it started last; ties count for every rank tied). The straggler is the
 -- rank that waits least (is_straggler; ties go to the lowest rank): the others wait for it.
 -- Run-level columns repeated on every row: median / max start skew and median end skew.
--- collective keeps one kind; iteration_from / iteration_to keep operations launched in those
--- iterations; start_ns / end_ns (UTC) keep operations that overlap the window.
-WITH ops AS (
-    SELECT n.run_id, n.rank, n.op_key,
-           n.start_ns - coalesce(c.offset_ns, 0) AS start_ns,
-           n.end_ns - coalesce(c.offset_ns, 0) AS end_ns
-    FROM nccl_ops n
-    LEFT JOIN clock_offsets c ON c.run_id = n.run_id AND c.rank = n.rank
-    WHERE n.op_key IS NOT NULL AND n.collective NOT IN ('Send', 'Recv', 'SendRecv')
-      AND (getvariable('run') IS NULL OR n.run_id = CAST(getvariable('run') AS VARCHAR))
+-- collective keeps one kind; iteration_from / iteration_to keep the rows of operations launched
+-- in those iterations; start_ns / end_ns (UTC) keep the rows of operations that overlap the
+-- window. Waits are always measured against every rank of the collective. Per collective and
+-- rank: the straggler_ops metric.
+WITH waits AS (
+    SELECT run_id, op_key, rank, wait_ns, arrived_last, start_skew_ns, end_skew_ns
+    FROM collective_waits
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('collective') IS NULL
-           OR n.collective = CAST(getvariable('collective') AS VARCHAR))
+           OR collective = CAST(getvariable('collective') AS VARCHAR))
       AND (getvariable('iteration_from') IS NULL
-           OR n.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
       AND (getvariable('iteration_to') IS NULL
-           OR n.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR n.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR n.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-),
-per_rank_op AS (
-    -- one row per (collective, rank), should a rank list it twice
-    SELECT run_id, op_key, rank, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-    FROM ops GROUP BY run_id, op_key, rank
-),
-framed AS (
-    SELECT *,
-           max(start_ns) OVER c AS last_start_ns,
-           min(start_ns) OVER c AS first_start_ns,
-           max(end_ns) OVER c AS last_end_ns,
-           min(end_ns) OVER c AS first_end_ns,
-           count(*) OVER c AS ranks
-    FROM per_rank_op
-    WINDOW c AS (PARTITION BY run_id, op_key)
-),
-waits AS (
-    SELECT run_id, op_key, rank,
-           last_start_ns - start_ns AS wait_ns,
-           start_ns = last_start_ns AS arrived_last,
-           last_start_ns - first_start_ns AS start_skew_ns,
-           last_end_ns - first_end_ns AS end_skew_ns
-    FROM framed
-    WHERE ranks >= 2
+           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
 skews AS (
     SELECT run_id,

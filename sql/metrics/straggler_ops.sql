@@ -1,0 +1,41 @@
+-- metric: straggler_ops
+-- version: 1
+-- summary: Per matched collective and rank, how long the rank waited for the last one to arrive
+-- unit: ns
+-- grain: run_id, op_key, rank
+-- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- see: HTA straggler analysis (per collective); straggler sums these per rank
+--
+-- One row per rank of each collective matched across ranks by op_key (sends and receives
+-- excluded), from the collective_waits view. Times aligned across hosts (raw - clock offset):
+--   wait_ns        latest aligned start over the collective's ranks - this rank's aligned start
+--   arrived_last   this rank started last (ties: every tied rank)
+--   start_skew_ns  latest - earliest aligned start; end_skew_ns the same for ends
+-- The rows of a collective come together, collectives in the order their last rank arrived.
+-- rank / collective / iteration_from / iteration_to / start_ns / end_ns (UTC) keep rows; the
+-- waits are always measured against every rank of the collective.
+SELECT
+    run_id,
+    op_key,
+    collective,
+    iteration,
+    rank,
+    start_ns,                       -- UTC ns as recorded on the rank
+    end_ns,
+    wait_ns,
+    arrived_last,
+    start_skew_ns,
+    end_skew_ns,
+    ranks                           -- ranks the collective was matched on
+FROM collective_waits
+WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+  AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+  AND (getvariable('collective') IS NULL
+       OR collective = CAST(getvariable('collective') AS VARCHAR))
+  AND (getvariable('iteration_from') IS NULL
+       OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+  AND (getvariable('iteration_to') IS NULL
+       OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+  AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+  AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+ORDER BY run_id, last_start_ns, op_key, rank;
