@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO_DB = build/demo.duckdb
 
-.PHONY: demo test bench sample clean
+.PHONY: demo test test-spark bench sample clean
 
 $(BIN)/tracewh: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,12 @@ demo: $(BIN)/tracewh
 
 ## Run the test suite (real traces from ../shared/data are used when present).
 test: $(BIN)/tracewh
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -m "not spark"
+
+## Every metric on a local Spark session equals DuckDB (installs pyspark, ~450 MB; needs Java 17+).
+test-spark: $(BIN)/tracewh
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -m spark
 
 ## Benchmarks: print throughput, peak memory and ratios against a baseline.
 bench: $(BIN)/tracewh

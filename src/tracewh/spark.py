@@ -13,6 +13,7 @@ pyspark is an optional dependency: `pip install 'tracewh[spark]'` (and a Java 17
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -64,6 +65,8 @@ def spark_session(master: str = "local[2]", shuffle_partitions: int = 4,
                .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("OFF")
+    # pyspark logs every failed query as a JSON stack trace; the caller gets one line instead
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     return session
 
 

@@ -616,9 +616,13 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
             node.replace(_window_count_distinct(node))
         elif dialect == "duckdb":
             continue
-        elif isinstance(node, exp.RegexpSplit):
+        elif isinstance(node, exp.RegexpSplit) or (
+                isinstance(node, exp.Anonymous)
+                and node.name.lower() in ("regexp_split_to_array", "string_split_regex")):
+            args = [node.this, node.expression] if isinstance(node, exp.RegexpSplit) \
+                else node.expressions[:2]
             node.replace(exp.Anonymous(this="split" if dialect == "spark" else "regexp_split",
-                                       expressions=[node.this.copy(), node.expression.copy()]))
+                                       expressions=[a.copy() for a in args]))
         elif isinstance(node, exp.Div):
             # DuckDB: x / 0 is NULL; Spark (ANSI) and Trino raise
             divisor = node.expression

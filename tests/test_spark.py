@@ -1,0 +1,86 @@
+"""Every metric on Spark: a local session over the Parquet lake of a generated multi-rank
+warehouse returns DuckDB's rows (floats within 1e-9 relative), in DuckDB's order where the
+metric orders, with the default parameters and a non-default set per metric."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+import tracewh
+from tracewh.cli import app
+from tracewh.metrics import find_metric, run_metric
+from tracewh.spark import register_lake, run_metric_spark, spark_missing, spark_session
+
+from test_transpile import METRICS, assert_same_rows, build_warehouse, is_ordered, param_sets
+
+runner = CliRunner()
+MISSING = spark_missing()
+pytestmark = [pytest.mark.spark,
+              pytest.mark.skipif(MISSING is not None, reason=f"Spark unavailable: {MISSING}")]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("spark")
+    db = build_warehouse(folder)
+    result = runner.invoke(app, ["export", str(folder / "lake"), "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    return db, folder / "lake"
+
+
+@pytest.fixture(scope="module")
+def spark(lake):
+    session = spark_session(shuffle_partitions=2, app_name="tracewh-test")
+    register_lake(session, lake[1])
+    yield session
+    session.stop()
+
+
+# Metrics that cannot run on Spark yet, with the reason (also listed in the README). Strict:
+# once the metric runs, the test fails until it is removed from here.
+NOT_ON_SPARK = {
+    "scaling": "exposed_by_collective is a correlated string_agg over per_run_kind whose "
+               "argument also reads the outer p.window_ns; Spark refuses aggregates mixing outer "
+               "and local columns (compute the percentage in a CTE first)",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason=NOT_ON_SPARK[n], strict=True))
+    if n in NOT_ON_SPARK else n for n in METRICS])
+def test_metric_on_spark_equals_duckdb(spark, lake, name):
+    db, folder = lake
+    metric = find_metric(name)
+    con = tracewh.connect(db, read_only=True)
+    try:
+        for params in param_sets(name):
+            want = run_metric(con, metric, params).to_pylist()
+            got = run_metric_spark(spark, metric, params, folder).to_pylist()
+            assert want, f"{name} {params}: no rows to compare"
+            assert_same_rows(f"{name} {params}", want, got, is_ordered(name))
+    finally:
+        con.close()
+
+
+def test_lake_views_keep_the_duckdb_columns(spark, lake):
+    db, _ = lake
+    con = tracewh.connect(db, read_only=True)
+    want = [row[0] for row in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE table_name = 'kernels' "
+        "AND schema_name = 'main' ORDER BY column_index").fetchall()]
+    total = con.execute("SELECT sum(dur_ns), count(*) FROM kernels").fetchall()[0]
+    con.close()
+    assert spark.table("kernels").columns == want  # run_id, rank first, as in the view
+    assert tuple(spark.sql("SELECT sum(dur_ns), count(*) FROM kernels").collect()[0]) == total
+
+
+def test_cli_query_engine_spark(spark, lake):
+    db, folder = lake
+    args = ["query", "gpu_kernel_summary", "--param", "rank=1", "--format", "csv"]
+    on_spark = runner.invoke(app, [*args, "--engine", "spark", "--lake", str(folder)])
+    assert on_spark.exit_code == 0, on_spark.stderr
+    on_duckdb = runner.invoke(app, [*args, "--db", str(db)])
+    assert on_duckdb.exit_code == 0, on_duckdb.stderr
+    spark_lines, duckdb_lines = on_spark.stdout.splitlines(), on_duckdb.stdout.splitlines()
+    assert spark_lines[0] == duckdb_lines[0] and len(spark_lines) == len(duckdb_lines) > 2
