@@ -91,6 +91,47 @@ FROM (
 );
 
 
+-- _intervals_coverage(rows): rows (grp, start_ns, end_ns, __iv_bit 0-62) cut, per group and
+-- bit, into the disjoint pieces each adds: from the reach of the earlier rows of its bit
+-- (running max of end_ns) to its own end. Output grp, __iv_bit, start_ns, end_ns; a row covered
+-- by earlier ones gives a piece with end_ns <= start_ns.
+CREATE OR REPLACE MACRO _intervals_coverage(intervals) AS TABLE
+SELECT grp, __iv_bit, end_ns,
+       greatest(start_ns, coalesce(_iv_value(lag(__iv_key) OVER (), __iv_lane), start_ns)) AS start_ns
+FROM (
+    SELECT *, max(_iv_key(__iv_lane, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key
+    FROM (
+        SELECT grp, start_ns, end_ns, __iv_bit, CAST(grp AS HUGEINT) * 64 + __iv_bit AS __iv_lane
+        FROM query_table(intervals)
+        ORDER BY grp, __iv_bit, start_ns, end_ns
+    )
+);
+
+
+-- _intervals_masks(rows): which bits are in flight, as a step function (HTA's bitmask sweep).
+-- Input as _intervals_coverage. Output grp, start_ns, end_ns, mask (sum of 2^bit over the bits
+-- in flight): consecutive stretches of positive length where at least one bit is, in no
+-- particular order. Each bit's pieces are disjoint, so between two distinct instants the running
+-- sum of +2^bit / -2^bit is exact; ends sort before starts at one instant.
+CREATE OR REPLACE MACRO _intervals_masks(intervals) AS TABLE
+WITH __iv_pieces AS (
+    SELECT * FROM _intervals_coverage(intervals) WHERE end_ns > start_ns
+)
+SELECT grp, ts AS start_ns, next_ts AS end_ns, CAST(mask AS BIGINT) AS mask
+FROM (
+    SELECT grp, ts,
+           sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS mask,
+           CASE WHEN lead(grp) OVER () = grp THEN lead(ts) OVER () END AS next_ts
+    FROM (
+        SELECT grp, start_ns AS ts, CAST(1 AS BIGINT) << __iv_bit AS delta FROM __iv_pieces
+        UNION ALL
+        SELECT grp, end_ns, -(CAST(1 AS BIGINT) << __iv_bit) FROM __iv_pieces
+        ORDER BY grp, ts, delta
+    )
+)
+WHERE next_ts > ts AND mask > 0;
+
+
 -- intervals_union(intervals): the merged busy islands of each group.
 -- Input: grp, start_ns, end_ns, and any other columns.
 -- Output: one row per island: the input's columns, taken from the island's first interval (in
@@ -131,55 +172,28 @@ WHERE __iv_first;
 -- interval alone in its island (most of them on GPU timelines) and are NULL on the others.
 -- Example: compute = 0, comm = 1, memory = 2: the pieces of layer 1 are exposed communication.
 -- Algorithm: a lone interval is a piece of its own layer. The rows of longer islands are cut,
--- per layer, into disjoint new-coverage pieces (running max of end_ns per group and layer); a
--- sorted sweep over their ends adding and removing 2^layer (HTA's bitmask) then gives, between
+-- per layer, into disjoint new-coverage pieces (_intervals_coverage); a sorted sweep over their
+-- ends adding and removing 2^layer (_intervals_masks, HTA's bitmask) then gives, between
 -- consecutive instants, the set of layers in flight, whose lowest bit is the top layer.
 CREATE OR REPLACE MACRO intervals_flatten(intervals) AS TABLE
 WITH __iv_rows AS (
     SELECT * EXCLUDE (__iv_reach, __iv_pos, __iv_first, __iv_last),
            __iv_first AND __iv_last AS __iv_alone
     FROM _intervals_islands(intervals)
-), __iv_pieces AS (
-    -- each row's new coverage of its layer: from the layer's reach so far to its end
-    SELECT grp, end_ns, __iv_bit,
-           greatest(start_ns, coalesce(_iv_value(lag(__iv_key) OVER (), __iv_lane), start_ns))
-               AS start_ns
-    FROM (
-        SELECT *, max(_iv_key(__iv_lane, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key
-        FROM (
-            SELECT grp, start_ns, end_ns, __iv_bit,
-                   CAST(grp AS HUGEINT) * 64 + __iv_bit AS __iv_lane
-            FROM (SELECT grp, start_ns, end_ns,
-                         CAST(CASE WHEN layer BETWEEN 0 AND 61 THEN layer ELSE 62 END AS BIGINT)
-                             AS __iv_bit
-                  FROM __iv_rows WHERE NOT __iv_alone)
-            ORDER BY grp, __iv_bit, start_ns, end_ns
-        )
-    )
-), __iv_steps AS (
-    -- ends sort before starts at one instant, so a layer's bit is never counted twice
-    SELECT grp, ts,
-           sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS mask,
-           CASE WHEN lead(grp) OVER () = grp THEN lead(ts) OVER () END AS next_ts
-    FROM (
-        SELECT grp, start_ns AS ts, CAST(1 AS BIGINT) << __iv_bit AS delta FROM __iv_pieces
-        WHERE end_ns > start_ns
-        UNION ALL
-        SELECT grp, end_ns, -(CAST(1 AS BIGINT) << __iv_bit) FROM __iv_pieces
-        WHERE end_ns > start_ns
-        ORDER BY grp, ts, delta
-    )
-), __iv_top AS (
-    SELECT grp, ts, next_ts,
-           CAST(round(log2(CAST(CAST(mask AS BIGINT) & -CAST(mask AS BIGINT) AS DOUBLE))) AS INTEGER) AS __iv_bit
-    FROM __iv_steps
-    WHERE next_ts > ts AND mask > 0
+), __iv_layered AS (
+    SELECT grp, start_ns, end_ns,
+           CAST(CASE WHEN layer BETWEEN 0 AND 61 THEN layer ELSE 62 END AS BIGINT) AS __iv_bit
+    FROM __iv_rows WHERE NOT __iv_alone
 )
 SELECT * EXCLUDE (__iv_alone) FROM __iv_rows
 WHERE __iv_alone AND end_ns > start_ns
 UNION ALL BY NAME
-SELECT grp, ts AS start_ns, next_ts AS end_ns, CASE WHEN __iv_bit < 62 THEN __iv_bit END AS layer
-FROM __iv_top;
+-- the lowest bit of the mask is the top layer in flight (bit 62: only unranked layers)
+SELECT grp, start_ns, end_ns,
+       CASE WHEN __iv_bit < 62 THEN __iv_bit END AS layer
+FROM (SELECT grp, start_ns, end_ns,
+             CAST(round(log2(CAST(mask & -mask AS DOUBLE))) AS INTEGER) AS __iv_bit
+      FROM _intervals_masks(__iv_layered));
 
 
 -- intervals_breakdown(intervals): per group, how long each priority layer is the top one.
@@ -275,48 +289,24 @@ SELECT grp, start_ns, end_ns FROM __iv_pieces WHERE __iv_met AND end_ns > start_
 -- disjoint, possibly touching, in no particular order.
 -- Algorithm: over both inputs together, a lone interval of a is all difference and a lone one of
 -- b contributes nothing. The rows of longer islands are cut, per input, into disjoint
--- new-coverage pieces (as in intervals_flatten); a sorted sweep over the pieces' ends with
--- +1/-1 (input a) and +2/-2 (input b) then tells, between consecutive instants, which inputs are
--- in flight (HTA's bitmask).
+-- new-coverage pieces (as in intervals_flatten); the bitmask sweep (_intervals_masks, bit 0 for
+-- a, bit 1 for b) then tells, between consecutive instants, which inputs are in flight.
 CREATE OR REPLACE MACRO intervals_difference(a_intervals, b_intervals) AS TABLE
 WITH __iv_both AS (
-    SELECT grp, start_ns, end_ns, 1 AS __iv_bit FROM query_table(a_intervals)
+    SELECT grp, start_ns, end_ns, 0 AS __iv_bit FROM query_table(a_intervals)
     UNION ALL
-    SELECT grp, start_ns, end_ns, 2 FROM query_table(b_intervals)
+    SELECT grp, start_ns, end_ns, 1 FROM query_table(b_intervals)
 ), __iv_rows AS (
     SELECT grp, start_ns, end_ns, __iv_bit, __iv_first AND __iv_last AS __iv_alone
     FROM _intervals_islands(__iv_both)
-), __iv_pieces AS (
-    SELECT grp, end_ns, __iv_bit,
-           greatest(start_ns, coalesce(_iv_value(lag(__iv_key) OVER (), __iv_lane), start_ns))
-               AS start_ns
-    FROM (
-        SELECT *, max(_iv_key(__iv_lane, end_ns)) OVER (ROWS UNBOUNDED PRECEDING) AS __iv_key
-        FROM (
-            SELECT grp, start_ns, end_ns, __iv_bit,
-                   CAST(grp AS HUGEINT) * 4 + __iv_bit AS __iv_lane
-            FROM __iv_rows
-            WHERE NOT __iv_alone
-            ORDER BY grp, __iv_bit, start_ns, end_ns
-        )
-    )
-), __iv_steps AS (
-    SELECT grp, ts,
-           sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS mask,
-           CASE WHEN lead(grp) OVER () = grp THEN lead(ts) OVER () END AS next_ts
-    FROM (
-        SELECT grp, start_ns AS ts, __iv_bit AS delta FROM __iv_pieces WHERE end_ns > start_ns
-        UNION ALL
-        SELECT grp, end_ns, -__iv_bit FROM __iv_pieces WHERE end_ns > start_ns
-        ORDER BY grp, ts, delta
-    )
+), __iv_shared AS (
+    SELECT grp, start_ns, end_ns, __iv_bit FROM __iv_rows WHERE NOT __iv_alone
 )
 SELECT grp, start_ns, end_ns FROM __iv_rows
-WHERE __iv_alone AND __iv_bit = 1 AND end_ns > start_ns
+WHERE __iv_alone AND __iv_bit = 0 AND end_ns > start_ns
 UNION ALL
--- Between two distinct instants the running sum is exact: each input's pieces are disjoint, so
--- each contributes 0 or its bit. Only rows followed by a later instant delimit a stretch.
-SELECT grp, ts, next_ts FROM __iv_steps WHERE next_ts > ts AND mask = 1;
+-- stretches where only a is in flight
+SELECT grp, start_ns, end_ns FROM _intervals_masks(__iv_shared) WHERE mask = 1;
 
 
 -- intervals_overlap_sum(intervals): how many intervals, and how much of a value, are in flight.
