@@ -1,12 +1,14 @@
--- The events of one Kineto trace in warehouse terms: UTC ns, normalised categories, host pid.
--- In: _kineto_events (Arrow, from ingest/kineto.py: event_no, cat, name, pid, tid, tid_text,
--- ts, ts_text, dur, args); variables run_id, file_id, rank, base_ns.
--- Out: view _ev (read once per target table, never copied whole), variable host_pid,
--- temp table _iterations.
+-- The events of one Kineto trace in warehouse terms: UTC ns, normalised kinds, host pid.
+-- In: _kineto_events (read_json.sql's view, or the Python decoder's Arrow table: cat, name, pid,
+-- tid, tid_text, ts, ts_text, dur, args); variable base_ns.
+-- Out: temp table _ev_rows and its view _ev (the one materialisation of the events, with their
+-- kind and host step computed once: every later file reads it), variable host_pid, temp table
+-- _iterations.
+-- The later files stage their rows in temp tables _kineto_<stored table> (without run_id, rank and
+-- file_id); store.sql moves them into the stored tables inside the file's transaction.
 
-CREATE OR REPLACE TEMP VIEW _ev AS
-SELECT event_no,                              -- position in the file: the range id of annotations
-       name, cat, pid, tid, tid_text, args,
+CREATE OR REPLACE TEMP TABLE _ev_rows AS
+SELECT name, cat, pid, tid, tid_text, args,
        CASE
            -- April 2024: epoch µs with ns decimals, 19 digits: from the literal text, exactly
            WHEN ts_text IS NOT NULL THEN CAST(CAST(ts_text AS DECIMAL(24, 3)) * 1000 AS BIGINT)
@@ -18,6 +20,9 @@ SELECT event_no,                              -- position in the file: the range
        END + coalesce(getvariable('base_ns'), 0) AS start_ns,
        CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT) AS dur_ns,
        CASE
+           -- Kineto clamps events from before the base time to ts = 0 (and dur 0): no real time
+           -- left. Kept as rows (they hold their place in event_no), never read.
+           WHEN getvariable('base_ns') IS NOT NULL AND ts = 0 THEN 'clamped'
            WHEN cat IN ('kernel', 'Kernel') THEN 'kernel'
            WHEN cat IN ('gpu_memcpy', 'Memcpy') THEN 'memcpy'
            WHEN cat IN ('gpu_memset', 'Memset') THEN 'memset'
@@ -31,17 +36,31 @@ SELECT event_no,                              -- position in the file: the range
            WHEN cat IN ('gpu_user_annotation', 'gpu_user_Annotation') THEN 'gpu_annotation'
            ELSE 'other'
        END AS kind
-FROM _kineto_events
--- Kineto clamps events from before the base time to ts = 0 (and dur 0): no real time left.
-WHERE NOT (getvariable('base_ns') IS NOT NULL AND ts = 0);
+FROM _kineto_events;
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.
 SET VARIABLE host_pid = (
-    SELECT mode(pid) FROM _ev
+    SELECT mode(pid) FROM _ev_rows
     WHERE kind IN ('cpu_op', 'runtime', 'driver', 'annotation'));
 
 -- Host steps, non-overlapping per file: an event's iteration is the step holding its start.
 CREATE OR REPLACE TEMP TABLE _iterations AS
 SELECT iteration_number(name) AS iteration, start_ns, start_ns + dur_ns AS end_ns
-FROM _ev
+FROM _ev_rows
 WHERE kind = 'annotation' AND iteration_number(name) IS NOT NULL;
+
+-- Every event's step, found once in one as-of join of the bare times (joining each target
+-- table's rows would sort their names and args along: measured 3x the cost), kept in event
+-- order so that _ev pairs it with its event by position.
+CREATE OR REPLACE TEMP TABLE _ev_iteration AS
+SELECT CASE WHEN e.start_ns < i.end_ns THEN i.iteration END AS iteration
+FROM (SELECT rowid AS row_no, start_ns FROM _ev_rows) e
+ASOF LEFT JOIN _iterations i ON e.start_ns >= i.start_ns
+ORDER BY e.row_no;
+
+-- event_no, the position among the kept events (the range id of annotations), is the row's
+-- place in the table: CREATE TABLE AS keeps the source's order.
+CREATE OR REPLACE TEMP VIEW _ev AS
+SELECT e.rowid + 1 AS event_no, e.name, e.cat, e.pid, e.tid, e.tid_text, e.args, e.start_ns,
+       e.dur_ns, e.kind, i.iteration
+FROM _ev_rows e POSITIONAL JOIN _ev_iteration i;

@@ -1,37 +1,32 @@
--- Host side: CUDA runtime/driver calls -> store.cuda_api, framework ops -> store.cpu_ops,
--- user annotations (and their GPU-stream copies) -> store.nvtx_ranges (domain 'torch').
--- Each gets the iteration whose host ProfilerStep range holds its start.
--- Out: temp table _launches (correlation_id, tid, start_ns, iteration) for the GPU side.
+-- Host side: CUDA runtime/driver calls (store.cuda_api), framework ops (store.cpu_ops), user
+-- annotations and their GPU-stream copies (store.nvtx_ranges, domain 'torch').
+-- Each gets the iteration whose host ProfilerStep range holds its start (_ev.iteration).
+-- Out: _kineto_cuda_api, _kineto_cpu_ops, _kineto_nvtx_ranges; temp table _launches
+-- (correlation_id, tid, start_ns, iteration) for the GPU side.
 
-INSERT INTO store.cuda_api BY NAME
-SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid,
+CREATE OR REPLACE TEMP TABLE _kineto_cuda_api AS
+SELECT getvariable('host_pid') AS pid,
        e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
        CASE e.kind WHEN 'driver' THEN 'driver' ELSE 'runtime' END AS api_kind,
        TRY_CAST(e.ids[1] AS BIGINT) AS correlation_id,
-       TRY_CAST(coalesce(e.ids[2], e.ids[3]) AS BIGINT) AS external_id,
-       CASE WHEN e.start_ns < i.end_ns THEN i.iteration END AS iteration
+       TRY_CAST(coalesce(e.ids[2], e.ids[3]) AS BIGINT) AS external_id, e.iteration
 FROM (SELECT *, json_extract_string(args, ['$.correlation', '$."External id"', '$."external id"']) AS ids
-      FROM _ev WHERE kind IN ('runtime', 'driver')) e
-ASOF LEFT JOIN _iterations i ON e.start_ns >= i.start_ns;
+      FROM _ev WHERE kind IN ('runtime', 'driver')) e;
 
 CREATE OR REPLACE TEMP TABLE _launches AS
 SELECT correlation_id, arg_min(tid, start_ns) AS tid, min(start_ns) AS start_ns,
        arg_min(iteration, start_ns) AS iteration
-FROM store.cuda_api
-WHERE file_id = getvariable('file_id') AND correlation_id IS NOT NULL
+FROM _kineto_cuda_api
+WHERE correlation_id IS NOT NULL
 GROUP BY correlation_id;
 
-INSERT INTO store.cpu_ops BY NAME
-SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid,
+CREATE OR REPLACE TEMP TABLE _kineto_cpu_ops AS
+SELECT getvariable('host_pid') AS pid,
        e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
        e.cat AS category,
-       TRY_CAST(coalesce(e.ids[1], e.ids[2]) AS BIGINT) AS external_id, e.args,
-       CASE WHEN e.start_ns < i.end_ns THEN i.iteration END AS iteration
+       TRY_CAST(coalesce(e.ids[1], e.ids[2]) AS BIGINT) AS external_id, e.args, e.iteration
 FROM (SELECT *, json_extract_string(args, ['$."External id"', '$."external id"']) AS ids
-      FROM _ev WHERE kind = 'cpu_op') e
-ASOF LEFT JOIN _iterations i ON e.start_ns >= i.start_ns;
+      FROM _ev WHERE kind = 'cpu_op') e;
 
 CREATE OR REPLACE TEMP TABLE _nvtx AS
 SELECT event_no AS range_id,
@@ -44,9 +39,8 @@ SELECT event_no AS range_id,
                          json_extract_string(args, '$."external id"')) AS BIGINT) AS external_id
 FROM _ev WHERE kind IN ('annotation', 'gpu_annotation');
 
-INSERT INTO store.nvtx_ranges BY NAME
-SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, n.range_id, n.pid, n.tid, n.start_ns, n.end_ns,
+CREATE OR REPLACE TEMP TABLE _kineto_nvtx_ranges AS
+SELECT n.range_id, n.pid, n.tid, n.start_ns, n.end_ns,
        'torch' AS domain, n.name, n.kind, nest.depth, nest.parent_id, n.external_id
 FROM _nvtx n
 LEFT JOIN range_nesting('_nvtx') nest USING (range_id);

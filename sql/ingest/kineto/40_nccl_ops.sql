@@ -1,12 +1,13 @@
--- NCCL kernels -> store.nccl_ops, one row per kernel. The collective's arguments come from the
--- kernel's own args (PyTorch >= 2.2 copies them there), else from the record_param_comms op
--- with the same External id, else nothing; the collective's kind from those args, else from the
--- ProcessGroup annotation (nccl:all_reduce, ...) around the launch call, else from the kernel name.
+-- NCCL kernels -> _kineto_nccl_ops (store.nccl_ops), one row per kernel. The collective's
+-- arguments come from the kernel's own args (PyTorch >= 2.2 copies them there), else from the
+-- record_param_comms op with the same External id, else nothing; the collective's kind from
+-- those args, else from the ProcessGroup annotation (nccl:all_reduce, ...) around the launch
+-- call, else from the kernel name.
 
 CREATE OR REPLACE TEMP TABLE _comm_args AS
 SELECT external_id, any_value(args) AS args
-FROM store.cpu_ops
-WHERE file_id = getvariable('file_id') AND name = 'record_param_comms' AND external_id IS NOT NULL
+FROM _kineto_cpu_ops
+WHERE name = 'record_param_comms' AND external_id IS NOT NULL
   AND json_extract_string(args, '$."Collective name"') IS NOT NULL
 GROUP BY external_id;
 
@@ -29,7 +30,7 @@ SELECT k.*,
 FROM kernels k
 ASOF LEFT JOIN pg_annotations a ON a.tid = k.launch_tid AND k.launch_ns >= a.start_ns;
 
-INSERT INTO store.nccl_ops BY NAME
+CREATE OR REPLACE TEMP TABLE _kineto_nccl_ops AS
 WITH ops AS (
     SELECT n.*,
            json_extract_string(comm_args, [
@@ -60,8 +61,7 @@ WITH ops AS (
            TRY_CAST(coalesce(a[12], a[11]) AS INTEGER) AS peer
     FROM ops
 )
-SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid, device_id, stream_id,
+SELECT getvariable('host_pid') AS pid, device_id, stream_id,
        start_ns, end_ns, correlation_id, collective,
        nccl_algorithm_from_kernel(name) AS algorithm, nccl_protocol_from_kernel(name) AS protocol,
        collective_name, dtype, in_nelems, out_nelems, in_bytes, out_bytes,

@@ -1,22 +1,20 @@
--- The rank this file holds -> store.ranks; the GPUs its kernels ran on -> store.devices, with
--- their deviceProperties (which list every GPU of the node, used or not).
--- Variables: rank, rank_source, world_size, backend, host, device_properties (JSON array).
+-- The process this file holds -> _kineto_ranks (store.ranks; its rank is the writer's to give);
+-- the GPUs its kernels ran on -> _kineto_devices (store.devices), with their deviceProperties
+-- (which list every GPU of the node, used or not).
+-- Variables: world_size, backend, host, device_properties (JSON array).
 
-INSERT INTO store.ranks BY NAME
-SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, getvariable('host_pid') AS pid,
+CREATE OR REPLACE TEMP TABLE _kineto_ranks AS
+SELECT getvariable('host_pid') AS pid,
        getvariable('host_pid') AS process_key, getvariable('host') AS host,
        (SELECT mode(device_id) FROM _gpu WHERE kind = 'kernel') AS device_id,
-       getvariable('world_size') AS world_size, getvariable('backend') AS backend,
-       getvariable('rank_source') AS rank_source;
+       getvariable('world_size') AS world_size, getvariable('backend') AS backend;
 
-INSERT INTO store.devices BY NAME
+CREATE OR REPLACE TEMP TABLE _kineto_devices AS
 WITH used AS (SELECT DISTINCT device_id FROM _gpu WHERE device_id IS NOT NULL),
 props AS (
     SELECT unnest(json_extract(coalesce(getvariable('device_properties'), '[]'), '$[*]')) AS p
 )
-SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, u.device_id,
+SELECT u.device_id,
        p ->> 'name' AS name, TRY_CAST(p ->> 'numSms' AS INTEGER) AS sm_count,
        TRY_CAST(p ->> 'totalGlobalMem' AS BIGINT) AS total_memory,
        (p ->> 'computeMajor') || '.' || (p ->> 'computeMinor') AS compute_capability

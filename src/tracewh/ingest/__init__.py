@@ -5,11 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections import deque
-import multiprocessing
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +56,11 @@ def ingest_paths(
 ) -> list[FileResult]:
     """Ingest every trace under `paths`; a bad file is reported and the others still load.
 
-    Decoding a file (hashing, parsing, staging into its own temporary tables) runs on `jobs`
-    worker threads, ahead of the main thread, which writes one file at a time, each in its own
-    transaction, so rank numbering and duplicate checks see every earlier file.
+    Decoding a file (hashing, parsing, mapping into temporary tables of its own cursor) runs on
+    `jobs` worker threads, ahead of the main thread, which writes one file at a time, each in its
+    own transaction, so rank numbering and duplicate checks see every earlier file. The heavy
+    work is DuckDB's (the nsys reader's, the JSON reader's, the mapping SQL), which runs without
+    the GIL, so the threads use every core.
     """
     candidates, errors = discover(paths, run)
     for path in series or []:  # named one by one: a .csv could be anything
@@ -77,31 +76,20 @@ def ingest_paths(
         on_file and on_file(result)
     jobs = max(1, jobs or os.cpu_count() or 1)
     files_per_run = Counter(c.run_id for c in candidates if c.format != SERIES_CSV)
-    decoders = _decoder_pool(jobs) if any(c.format == KINETO_JSON for c in candidates) else None
     queue = iter(candidates)
-    try:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
-            def submit(c):
-                return pool.submit(_prepare, con, c, replace, decoders, series_options or {})
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
+        def submit(c):
+            return pool.submit(_prepare, con, c, replace, series_options or {})
 
-            ahead = deque(submit(c) for c in islice(queue, jobs))
-            while ahead:
-                prepared = ahead.popleft().result()
-                ahead.extend(submit(c) for c in islice(queue, 1))
-                alone = files_per_run[prepared.candidate.run_id] == 1
-                result = _finish(prepared, rank_rules or [], replace, alone, series_options or {})
-                results.append(result)
-                on_file and on_file(result)
-    finally:
-        if decoders is not None:
-            decoders.shutdown(cancel_futures=True)
+        ahead = deque(submit(c) for c in islice(queue, jobs))
+        while ahead:
+            prepared = ahead.popleft().result()
+            ahead.extend(submit(c) for c in islice(queue, 1))
+            alone = files_per_run[prepared.candidate.run_id] == 1
+            result = _finish(prepared, rank_rules or [], replace, alone, series_options or {})
+            results.append(result)
+            on_file and on_file(result)
     return results
-
-
-def _decoder_pool(jobs: int) -> ProcessPoolExecutor:
-    """Worker processes for JSON decoding, which is Python work the GIL would serialise.
-    Spawned, not forked: the parent holds DuckDB's threads."""
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
 
 
 @dataclass
@@ -118,7 +106,7 @@ class _Prepared:
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool,
-             decoders: ProcessPoolExecutor | None, series_options: dict) -> _Prepared:
+             series_options: dict) -> _Prepared:
     prepared = _Prepared(candidate, FileResult(candidate.path, "failed", candidate.run_id),
                          started=time.perf_counter())
     try:
@@ -138,12 +126,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
                                           series_options.get("time_unit"),
                                           series_options.get("tz"))
         elif candidate.format == KINETO_JSON:
-            try:
-                prepared.info = decoders.submit(kineto.prepare, source_path,
-                                                candidate.run_id).result()
-            except BrokenProcessPool:
-                raise IngestError(candidate.path, "the decoder process died while reading it "
-                                  "(out of memory?)", "retry with fewer --jobs") from None
+            prepared.info = kineto.prepare(prepared.cursor, source_path, candidate.run_id)
         else:
             raise TracewhError(f"{candidate.path}: unknown format {candidate.format}")
     except Exception as exc:  # reported by _finish, in file order

@@ -1,9 +1,14 @@
-"""Decode a PyTorch profiler (Kineto) Chrome-trace JSON file into one Arrow table of events.
+"""Kineto (PyTorch profiler) Chrome-trace JSON: decode a file, map it, stage it for the writer.
 
-The decode runs in a worker process: msgspec parses straight into small typed structs (the
-`args` object of each event stays raw JSON text, to be read by SQL), then the events become
-Arrow columns. Everything else (which event is a kernel, times in UTC, ranks, iterations,
-collectives) is done by sql/ingest/kineto/. Format facts: shared/reference/kineto_format.md.
+Everything runs in the ingesting process, on a cursor of the warehouse that only the file uses,
+in a decoding thread (DuckDB works without the GIL). Fast path: the traceEvents array is cut out
+into a temporary file and parsed by DuckDB's JSON reader (sql/ingest/kineto/read_json.sql).
+Files it refuses (faults the profilers write, 19-digit timestamps, odd layouts) are decoded here:
+msgspec parses straight into small typed structs (the `args` object of each event stays raw JSON
+text), 4 MB of events at a time, into one Arrow table of events. Either way the mapping (which
+event is a kernel, times in UTC, iterations, collectives) is sql/ingest/kineto/NN_*.sql, whose
+rows wait in temp tables until the writer moves them into the stored tables (store.sql) in the
+file's transaction. Format facts: shared/reference/kineto_format.md.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+import duckdb
 import msgspec
 import pyarrow as pa
 
 from ..errors import IngestError
 from ..resources import sql_dir
+from ..warehouse import first_row
+from .sqlscript import run_script, set_variables
 
 Id = Union[int, str, None]  # pids and tids are integers, or strings such as "Spans"
 
@@ -398,68 +406,91 @@ def _metadata(trace: Trace) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------
-# Mapping (in the decoder process) and writing (in the writer).
+# Staging (on the file's own cursor, in a decoding thread) and writing (by the writer).
+
+STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
+                 "ranks", "devices")
+_SQL = ("ingest", "kineto")
+
 
 @dataclass
-class Mapped:
-    """A trace mapped to warehouse rows, waiting for its file_id and rank."""
+class Staged:
+    """A trace mapped into temp tables _kineto_<stored table> of its cursor, waiting for its
+    file_id and rank."""
 
-    tables: dict[str, pa.Table]
     metadata: dict
     base_time_ns: int | None
     relative_without_base: bool
     origin_ns: int | None
     repairs: list[str]
-    reader: str = ""        # duckdb read_json | python (msgspec)
+    reader: str = ""        # duckdb read_json | python msgspec
 
 
-def prepare(path: Path, run_id: str) -> Mapped:
-    """Decoder-process entry point: decode the file and run sql/ingest/kineto/ on it.
+def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
+    """Decode the file and run sql/ingest/kineto/ on it, into temp tables of `con` (a cursor of
+    the warehouse that only this file uses; DuckDB runs it without the GIL).
 
     Fast path: cut the traceEvents array out into a temporary file and let DuckDB's JSON reader
-    parse it (in C++, streaming, little memory). Files it refuses (faulty JSON that the Python
-    decoder repairs), 19-digit timestamps and odd layouts take the Python decoder."""
-    import duckdb
-
+    parse it (in C++, streaming). Files it refuses (faulty JSON that the Python decoder repairs),
+    19-digit timestamps and odd layouts take the Python decoder."""
     cut = _cut_events(path)
     if cut is not None:
         try:
-            return _map(path, run_id, cut.trace, [], None, cut.events_file, "duckdb read_json")
+            return _stage(con, path, run_id, cut.trace, [], "duckdb read_json",
+                          events_file=cut.events_file)
         except duckdb.Error:
             pass  # the lenient path below repairs or explains
         finally:
             cut.remove()
     decoded = decode(path)
-    return _map(path, run_id, decoded.trace, decoded.repairs, decoded.events, None, "python msgspec")
+    return _stage(con, path, run_id, decoded.trace, decoded.repairs, "python msgspec",
+                  events=decoded.events)
 
 
-def _map(path: Path, run_id: str, trace: Trace, repairs: list[str], events: pa.Table | None,
-         events_file: Path | None, reader: str) -> Mapped:
+def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace,
+           repairs: list[str], reader: str, events_file: Path | None = None,
+           events: pa.Table | None = None) -> Staged:
     import json
-
-    from .scratch import map_source
 
     meta = _metadata(trace)
     dist = _distributed_info(meta)
-    setup = None
-    if events_file is not None:
-        setup = (sql_dir() / "ingest" / "kineto_events.sql").read_text().replace(
-            "{events_file}", str(events_file).replace("'", "''"))
-    tables = map_source(
-        "ingest/kineto", {"_kineto_events": events} if events is not None else {}, setup=setup,
-        run_id=run_id, rank_source="", base_ns=trace.baseTimeNanoseconds,
+    folder = sql_dir().joinpath(*_SQL)
+    set_variables(
+        con, run_id=run_id, base_ns=trace.baseTimeNanoseconds,
         world_size=_int(dist.get("world_size")), backend=dist.get("backend"),
         host=meta.get("host_name"), device_properties=json.dumps(meta.get("deviceProperties") or []),
-        skipped_phases=sorted(_SKIPPED_PHASES), skipped_categories=sorted(_SKIPPED_CATEGORIES))
-    starts = [tables[t].column("start_ns") for t in
-              ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges") if tables[t].num_rows]
-    origin = min((_min(c) for c in starts), default=None)
+        skipped_phases=sorted(_SKIPPED_PHASES), skipped_categories=sorted(_SKIPPED_CATEGORIES),
+        events_file=None if events_file is None else str(events_file))
+    if events is not None:
+        con.register("_kineto_events", events)
+    else:
+        run_script(con, folder / "read_json.sql")
+    try:
+        for script in sorted(folder.glob("[0-9][0-9]_*.sql")):
+            run_script(con, script)
+        origin = first_row(con, "SELECT min(m) FROM (" + " UNION ALL ".join(
+            f"SELECT min(start_ns) AS m FROM _kineto_{t}" for t in
+            ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]
+    finally:
+        if events is not None:
+            con.unregister("_kineto_events")
+        _drop_working_tables(con)
     if origin is None:
         raise IngestError(path, "empty trace: no complete events (ph X) to store",
                           "profile with activities=[CPU, CUDA] and at least one step")
     # without a base time, epoch µs are ~1.7e15 and relative µs stay below ~1e13
-    relative = trace.baseTimeNanoseconds is None and origin is not None and origin < 1e17
-    return Mapped(tables, meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader)
+    relative = trace.baseTimeNanoseconds is None and origin < 1e17
+    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader)
+
+
+def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Free what the mapping used on the way (the events above all); keep the staged rows."""
+    staged = {f"_kineto_{t}" for t in STAGED_TABLES}
+    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall():
+        con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
+    for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
+        if name not in staged:
+            con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
 
 
 @dataclass
@@ -565,19 +596,19 @@ def _copy_range(src, dst, offset: int, count: int) -> None:
         count -= len(block)
 
 
-def load(con, path: Path, mapped: Mapped, run_id: str, file_id: int, rules: list,
+def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list,
          alone_in_run: bool):
-    """Write one mapped trace (inside the caller's transaction); returns its SourceFacts."""
+    """Write one staged trace (inside the caller's transaction, on the cursor that staged it);
+    returns its SourceFacts."""
     import json
 
     from .discover import rank_from_filename, rank_from_map
     from .ranks import claim, taken_ranks
-    from .scratch import append
     from .source import SourceFacts
 
-    meta = mapped.metadata
+    meta = staged.metadata
     dist = _distributed_info(meta)
-    warnings = [f"repaired: {r}" for r in mapped.repairs]
+    warnings = [f"repaired: {r}" for r in staged.repairs]
     taken = taken_ranks(con, run_id)
     rank, source = rank_from_map(rules, path, None, True), "rank-map"
     if rank is None and isinstance(dist.get("rank"), int):
@@ -592,30 +623,24 @@ def load(con, path: Path, mapped: Mapped, run_id: str, file_id: int, rules: list
         rank, source = 0, "default"
         warnings.append("no rank in the trace: taken as rank 0")
     claim(taken, rank, source, path, run_id)
-    if mapped.relative_without_base:
+    if staged.relative_without_base:
         warnings.append("relative timestamps without baseTimeNanoseconds: times are not UTC")
 
-    append(con, mapped.tables, file_id, rank)
-    con.execute("UPDATE store.ranks SET rank_source = ? WHERE file_id = ?", [source, file_id])
+    set_variables(con, run_id=run_id, rank=rank, rank_source=source, file_id=file_id)
+    run_script(con, sql_dir().joinpath(*_SQL, "store.sql"))
     if dist:
         con.execute("UPDATE store.runs SET metadata = json_merge_patch(coalesce(metadata, '{}'), ?) "
                     "WHERE run_id = ? AND json_extract(coalesce(metadata, '{}'), '$.distributedInfo') IS NULL",
                     [json.dumps({"distributedInfo": dist}), run_id])
     tool = f"PyTorch profiler (Kineto), schema {meta.get('schemaVersion', '?')}"
     return SourceFacts("kineto-json", tool, str(meta.get("schemaVersion", "")) or None,
-                       not mapped.relative_without_base, mapped.origin_ns, meta.get("host_name"),
-                       warnings, json.dumps({**meta, "reader": mapped.reader}, default=str))
+                       not staged.relative_without_base, staged.origin_ns, meta.get("host_name"),
+                       warnings, json.dumps({**meta, "reader": staged.reader}, default=str))
 
 
 def _distributed_info(meta: dict) -> dict:
     info = meta.get("distributedInfo")
     return info if isinstance(info, dict) else {}
-
-
-def _min(column):
-    import pyarrow.compute as pc
-
-    return pc.min(column).as_py()
 
 
 def _int(value) -> int | None:

@@ -1,14 +1,15 @@
--- A Kineto trace's events array, read by DuckDB's own JSON reader straight from a file that
--- holds just that array (ingest/kineto.py cuts it out of the trace): the fast path, with the
--- same columns as the Python decoder's Arrow table. {events_file} is that file's path.
+-- The fast path's source: a Kineto trace's events array read by DuckDB's own JSON reader from a
+-- file that holds just that array (ingest/kineto.py cuts it out of the trace; variable
+-- events_file is its path). The same columns as the Python decoder's Arrow table, which takes
+-- this view's place for files the reader refuses. A view: 10_events.sql reads it once.
 -- pid and tid are numbers, or strings such as "Spans" and 2021's "stream 7"; args stays JSON.
-CREATE OR REPLACE TEMP TABLE _kineto_events AS
-SELECT row_number() OVER () AS event_no, cat, name,
+CREATE OR REPLACE TEMP VIEW _kineto_events AS
+SELECT cat, name,
        TRY_CAST(pid AS BIGINT) AS pid,
        TRY_CAST(tid AS BIGINT) AS tid,
        CASE WHEN json_type(tid) = 'VARCHAR' THEN tid ->> '$' END AS tid_text,
        ts, NULL::VARCHAR AS ts_text, dur, CAST(args AS VARCHAR) AS args
-FROM read_json('{events_file}', format = 'array', maximum_object_size = 33554432,
+FROM read_json(getvariable('events_file'), format = 'array', maximum_object_size = 33554432,
                columns = {ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'JSON',
                           tid: 'JSON', ts: 'DOUBLE', dur: 'DOUBLE', args: 'JSON'})
 WHERE NOT list_contains(getvariable('skipped_phases'), ph)

@@ -1,0 +1,40 @@
+-- The writer's step for one Kineto trace: the rows 10..50 staged in the temp tables
+-- _kineto_<stored table> go into the stored tables, inside the file's transaction, under the
+-- file_id and rank the writer gave the file. Variables: run_id, rank, rank_source, file_id.
+
+INSERT INTO store.cuda_api BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_cuda_api;
+
+INSERT INTO store.cpu_ops BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_cpu_ops;
+
+INSERT INTO store.nvtx_ranges BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_nvtx_ranges;
+
+INSERT INTO store.kernels BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_kernels;
+
+INSERT INTO store.memcpy BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_memcpy;
+
+INSERT INTO store.memset BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_memset;
+
+INSERT INTO store.nccl_ops BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_nccl_ops;
+
+INSERT INTO store.ranks BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, getvariable('rank_source') AS rank_source,
+       * FROM _kineto_ranks;
+
+INSERT INTO store.devices BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_devices;
