@@ -209,7 +209,7 @@ def test_gpu_trace_rows_in_full(con):
     params = {"run": "r1", "rank": "0", "window": "1s200ms/1s800ms"}
     got = rows(run_metric(con, find_metric("gpu_trace"), params))
     assert got == [
-        {"metric": "gpu_trace", "version": 1, "run_id": "r1", "rank": 0,
+        {"metric": "gpu_trace", "version": 2, "run_id": "r1", "rank": 0,
          "start_ns": O0 + 1_200_000_000, "start_rel_ns": 1_200_000_000, "dur_ns": 200,
          "end_ns": O0 + 1_200_000_200, "correlation_id": 3,
          "grid_x": 30, "grid_y": 2, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1,
@@ -217,7 +217,7 @@ def test_gpu_trace_rows_in_full(con):
          "bytes": None, "throughput_bytes_per_s": None, "src_kind": None, "dst_kind": None,
          "device_id": 0, "context_id": None, "stream_id": 7,
          "name": GEMM, "op": "kernel", "kind": "compute"},
-        {"metric": "gpu_trace", "version": 1, "run_id": "r1", "rank": 0,
+        {"metric": "gpu_trace", "version": 2, "run_id": "r1", "rank": 0,
          "start_ns": O0 + 1_500_000_000, "start_rel_ns": 1_500_000_000, "dur_ns": 700,
          "end_ns": O0 + 1_500_000_700, "correlation_id": 6,
          "grid_x": 60, "grid_y": 2, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1,
@@ -225,7 +225,7 @@ def test_gpu_trace_rows_in_full(con):
          "bytes": None, "throughput_bytes_per_s": None, "src_kind": None, "dst_kind": None,
          "device_id": 0, "context_id": None, "stream_id": 9,
          "name": NCCL, "op": "kernel", "kind": "comm"},
-        {"metric": "gpu_trace", "version": 1, "run_id": "r1", "rank": 0,
+        {"metric": "gpu_trace", "version": 2, "run_id": "r1", "rank": 0,
          "start_ns": O0 + 1_800_000_000, "start_rel_ns": 1_800_000_000, "dur_ns": 0,
          "end_ns": O0 + 1_800_000_000, "correlation_id": 11,
          "grid_x": None, "grid_y": None, "grid_z": None, "block_x": None, "block_y": None,
@@ -406,7 +406,7 @@ def edit(path, old, new):
 def test_lock_ignores_header_and_trailing_whitespace(sql_copy):
     path = sql_copy / "metrics" / "gpu_trace.sql"
     edit(path, "-- summary: Every", "-- summary: Each")
-    edit(path, "g.end_ns, g.name;\n", "g.end_ns, g.name;   \n\n\n")
+    edit(path, "g.correlation_id, g.op;\n", "g.correlation_id, g.op;   \n\n\n")
     assert metrics.check_lock(sql_root=sql_copy) == []
 
 
