@@ -218,6 +218,8 @@ def query(
         chosen = find_metric(metric)  # parses and checks the metric before it runs
         if engine not in ("duckdb", "spark"):
             raise TracewhError(f"--engine {engine!r}: use duckdb or spark")
+        if lake is not None and engine != "spark":
+            raise TracewhError("--lake is read by --engine spark; the duckdb engine reads --db")
         if engine == "spark":
             if lake is None:
                 raise TracewhError("--engine spark reads a Parquet lake: pass --lake DIR "

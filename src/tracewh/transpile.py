@@ -646,6 +646,13 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
             node.replace(exp.If(this=exp.GT(this=end.copy(), expression=start.copy()),
                                 true=sequence,
                                 false=exp.cast(exp.Array(expressions=[]), "ARRAY<BIGINT>")))
+        elif isinstance(node, (exp.Median, exp.PercentileCont)) and dialect == "trino" \
+                and not isinstance(node.parent, exp.WithinGroup):
+            # Trino has no exact percentile: its approx_percentile (a documented difference)
+            quantile = node.expression if isinstance(node, exp.PercentileCont) \
+                else exp.Literal.number(0.5)
+            node.replace(exp.Anonymous(this="approx_percentile",
+                                       expressions=[node.this.copy(), quantile.copy()]))
         elif isinstance(node, exp.PercentileCont) and dialect == "spark" \
                 and not isinstance(node.parent, exp.WithinGroup):
             # quantile_cont(x, q): Spark's exact, interpolating percentile(x, q)
