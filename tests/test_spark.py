@@ -5,14 +5,13 @@ metric orders, with the default parameters and a non-default set per metric."""
 from __future__ import annotations
 
 import pytest
+from test_transpile import METRICS, assert_same_rows, build_warehouse, is_ordered, param_sets
 from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
 from tracewh.metrics import find_metric, run_metric
 from tracewh.spark import register_lake, run_metric_spark, spark_missing, spark_session
-
-from test_transpile import METRICS, assert_same_rows, build_warehouse, is_ordered, param_sets
 
 runner = CliRunner()
 MISSING = spark_missing()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,7 +23,7 @@ from sqlglot import exp
 
 from .errors import TracewhError
 from .metrics import Metric
-from .transpile import lake_catalog, transpile_metric
+from .transpile import lake_catalog, metric_ast, split_shared_ctes
 
 
 class SparkUnavailable(TracewhError):
@@ -98,13 +99,22 @@ def register_lake(spark, lake: str | Path) -> list[str]:
 def run_metric_spark(spark, metric: Metric, params: dict[str, object] | None,
                      lake: str | Path) -> pa.Table:
     """The metric's rows as Spark computes them over the lake (registered on first use)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
     catalog = lake_catalog(lake)
-    sql = transpile_metric(metric, "spark", params, catalog, pretty=False)
+    prefix = f"__tracewh_{uuid.uuid4().hex[:8]}_"
+    steps, final = split_shared_ctes(metric_ast(metric, "spark", params, catalog), prefix)
     if not all(spark.catalog.tableExists(view) for view in catalog.schemas):
         register_lake(spark, lake)
     try:
-        frame = spark.sql(sql)
-        return frame.toArrow()
-    except Exception as exc:  # pyspark's AnalysisException and friends
+        for view, query in steps:  # CTEs read more than once: computed once, held in memory
+            spark.sql(query.sql("spark")).localCheckpoint(eager=True) \
+                .createOrReplaceTempView(view)
+        return spark.sql(final.sql("spark")).toArrow()
+    except (PySparkException, Py4JJavaError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TracewhError(f"{metric.name} v{metric.version} failed on Spark: {first}") from None
+    finally:
+        for view, _ in steps:
+            spark.catalog.dropTempView(view)

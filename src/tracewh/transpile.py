@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -151,19 +152,58 @@ def transpile_metric(metric: Metric, dialect: str, params: dict[str, object] | N
                      catalog: Catalog | None = None, pretty: bool = True) -> str:
     """The metric, with `params` bound (as `tracewh query` binds them), as `dialect` SQL.
     Its output starts with the `metric` and `version` columns, as `tracewh query` does."""
+    return metric_ast(metric, dialect, params, catalog).sql(dialect=dialect, pretty=pretty)
+
+
+def metric_ast(metric: Metric, dialect: str, params: dict[str, object] | None = None,
+               catalog: Catalog | None = None) -> exp.Expression:
+    """transpile_metric's result as a sqlglot tree."""
     values = bind_values(metric, params)
     types = {p.name: p.type for p in metric.params}
     tree = to_target_ast(metric.query, dialect, values, types, catalog or default_catalog(),
                          label=metric.name)
     _add_leading_columns(tree, metric)
-    return tree.sql(dialect=dialect, pretty=pretty)
+    return tree
 
 
-def transpile_sql(sql: str, dialect: str, values: dict[str, object] | None = None,
-                  catalog: Catalog | None = None, pretty: bool = True) -> str:
-    """A read-only DuckDB query over the views as `dialect` SQL (variables from `values`)."""
-    tree = to_target_ast(sql, dialect, values or {}, {}, catalog or default_catalog())
-    return tree.sql(dialect=dialect, pretty=pretty)
+def split_shared_ctes(tree: exp.Expression, prefix: str) -> tuple[list[tuple[str, exp.Query]],
+                                                                  exp.Expression]:
+    """The top-level CTEs that are read more than once, each as (view name, query) to
+    materialize in order, and what is left of `tree`, which reads them by those names.
+
+    Spark inlines every CTE at each place it is read, so a CTE read by CTEs that are read
+    twice is computed (and planned) over and over; materialized once, it is not. The view
+    names start with `prefix` (unique per run) so that they never shadow a lake view."""
+    with_ = tree.args.get(_WITH)
+    if with_ is None:
+        return [], tree
+    reads: dict[str, int] = {}
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Identifier) and not table.args.get("db"):
+            reads[table.name] = reads.get(table.name, 0) + 1
+    steps: list[tuple[str, exp.Query]] = []
+    kept: list[exp.CTE] = []
+    for cte in list(with_.expressions):
+        name = cte.alias_or_name
+        if reads.get(name, 0) < 2 or cte.args["alias"].columns:
+            kept.append(cte)
+            continue
+        view = f"{prefix}{len(steps) + 1}_{name}"
+        for table in tree.find_all(exp.Table):
+            if (isinstance(table.this, exp.Identifier) and not table.args.get("db")
+                    and table.name == name):
+                if not table.alias:
+                    table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+                table.set("this", exp.to_identifier(view))
+        query = exp.select("*").from_(exp.Subquery(
+            this=cte.this.copy(), alias=exp.TableAlias(this=exp.to_identifier("_m"))))
+        if kept:
+            query.set(_WITH, exp.With(expressions=[c.copy() for c in kept]))
+        steps.append((view, query))
+    with_.set("expressions", kept)
+    if not kept:
+        tree.set(_WITH, None)
+    return steps, tree
 
 
 def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict[str, str],
@@ -210,7 +250,7 @@ def _literal(value: object, type_name: str | None = None) -> exp.Expression:
         literal = exp.Neg(this=literal) if value < 0 else literal
         return exp.cast(literal, type_name or "BIGINT", dialect="duckdb")
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if math.isnan(value) or math.isinf(value):
             return exp.cast(exp.Literal.string(repr(value)), "DOUBLE")
         literal = exp.Literal.number(repr(abs(value)))
         literal = exp.Neg(this=literal) if value < 0 else literal
@@ -482,12 +522,9 @@ def _rewrite_asof_joins(tree: exp.Expression, counter) -> None:
             partition_by=[k.copy() for k in keys],
             order=exp.Order(expressions=[exp.Ordered(this=right_t.copy(), desc=False,
                                                      nulls_first=False)]))
-        inner = exp.select(exp.Star() if not isinstance(right, exp.Table) else
-                           exp.Column(this=exp.Star(), table=exp.to_identifier(alias)),
+        # the right side keeps its alias inside, so the ON clause's alias.column still resolves
+        inner = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(alias)),
                            exp.alias_(window, neighbour)).from_(right.copy())
-        if not isinstance(right, exp.Table):
-            inner = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(alias)),
-                               exp.alias_(window, neighbour)).from_(right.copy())
         join.set("this", exp.Subquery(this=inner, alias=exp.TableAlias(
             this=exp.to_identifier(alias))))
         other = exp.column(neighbour, table=alias)
