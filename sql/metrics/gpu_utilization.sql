@@ -17,11 +17,19 @@
 -- the start of the first kept iteration to the end of the last (GPU spans of the iterations as
 -- in temporal_breakdown).
 WITH keys AS (
-    -- one integer per device of a rank (integer keys sort and join fastest)
-    SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
-    FROM (SELECT DISTINCT rank_key, device_id FROM gpu_ops
+    -- one integer per device of a rank (integer keys sort and join fastest), with the span of
+    -- its ops cut to start_ns / end_ns: the window unless iterations are chosen
+    SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp,
+           first_ns, last_ns
+    FROM (SELECT rank_key, device_id,
+                 min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS first_ns,
+                 max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS last_ns
+          FROM gpu_ops
           WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          GROUP BY rank_key, device_id)
 ),
 ops AS NOT MATERIALIZED (
     SELECT k.grp,
@@ -47,10 +55,8 @@ busy AS (
     SELECT grp, start_ns, end_ns FROM intervals_union(ops)
 ),
 windows AS (
-    SELECT grp, min(start_ns) AS w0, max(end_ns) AS w1 FROM ops
+    SELECT grp, first_ns AS w0, last_ns AS w1 FROM keys
     WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
-      AND end_ns >= start_ns
-    GROUP BY grp
     UNION ALL
     SELECT grp, min(start_ns), max(end_ns) FROM intervals_tile(iteration_spans)
     WHERE (getvariable('iteration_from') IS NULL
@@ -76,15 +82,12 @@ islands AS (
     WHERE i.end_ns > s.w0 AND i.start_ns < s.w1
 ),
 pieces AS (
-    SELECT grp, first_bin AS bin, end_ns - start_ns AS busy_ns FROM islands
-    WHERE first_bin = last_bin
-    UNION ALL
-    -- islands that cross bin boundaries: one piece per bin they touch
+    -- an island's busy time in each bin it touches (one bin for nearly all of them)
     SELECT grp, bin,
-           least(end_ns, w0 + (len * (bin + 1) + n - 1) // n)
-               - greatest(start_ns, w0 + (len * bin + n - 1) // n) AS busy_ns
-    FROM (SELECT *, unnest(range(first_bin, last_bin + 1)) AS bin FROM islands
-          WHERE first_bin < last_bin)
+           CASE WHEN first_bin = last_bin THEN end_ns - start_ns
+                ELSE least(end_ns, w0 + (len * (bin + 1) + n - 1) // n)
+                     - greatest(start_ns, w0 + (len * bin + n - 1) // n) END AS busy_ns
+    FROM (SELECT *, unnest(range(first_bin, last_bin + 1)) AS bin FROM islands)
 ),
 bins AS (
     SELECT grp, bin,
