@@ -19,16 +19,19 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Union
 
 import duckdb
 import msgspec
-import pyarrow as pa
 
 from ..errors import IngestError
 from ..resources import sql_dir
 from ..warehouse import first_row
 from .sqlscript import run_script, set_variables
+
+if TYPE_CHECKING:  # pyarrow is imported by the Python decoder only: 37 MB the fast path spares
+    import pyarrow as pa
 
 Id = Union[int, str, None]  # pids and tids are integers, or strings such as "Spans"
 
@@ -83,17 +86,22 @@ _DECODERS = {
     (True, True): msgspec.json.Decoder(list[ExactEvent]),
 }
 
-SCHEMA = pa.schema([
-    ("event_no", pa.int64()),      # position among the kept events: the file's own row id
-    ("cat", pa.string()), ("name", pa.string()),
-    ("pid", pa.int64()),           # OS pid, or the device index of GPU events
-    ("tid", pa.int64()),           # OS tid, or the stream of GPU events
-    ("tid_text", pa.string()),     # a tid that is not a number (2021: "stream 7")
-    ("ts", pa.float64()),          # µs: relative to baseTimeNanoseconds, or epoch
-    ("ts_text", pa.string()),      # the literal ts, only for 19-digit epoch-µs files
-    ("dur", pa.float64()),         # µs
-    ("args", pa.string()),         # the args object as JSON text
-])
+@lru_cache(maxsize=None)
+def schema() -> pa.Schema:
+    """The Python decoder's table of events (the same columns as read_json.sql's view)."""
+    import pyarrow as pa
+
+    return pa.schema([
+        ("event_no", pa.int64()),      # position among the kept events: the file's own row id
+        ("cat", pa.string()), ("name", pa.string()),
+        ("pid", pa.int64()),           # OS pid, or the device index of GPU events
+        ("tid", pa.int64()),           # OS tid, or the stream of GPU events
+        ("tid_text", pa.string()),     # a tid that is not a number (2021: "stream 7")
+        ("ts", pa.float64()),          # µs: relative to baseTimeNanoseconds, or epoch
+        ("ts_text", pa.string()),      # the literal ts, only for 19-digit epoch-µs files
+        ("dur", pa.float64()),         # µs
+        ("args", pa.string()),         # the args object as JSON text
+    ])
 
 
 @dataclass
@@ -379,14 +387,18 @@ def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
         "dur": [e.dur for e in kept],
         "args": [bytes(e.args).decode("utf-8", "replace") if e.args else None for e in kept],
     }
+    import pyarrow as pa
+
     return pa.RecordBatch.from_pydict(
-        {name: pa.array(values, SCHEMA.field(name).type) for name, values in columns.items()},
-        schema=SCHEMA)
+        {name: pa.array(values, schema().field(name).type) for name, values in columns.items()},
+        schema=schema())
 
 
 def _decoded(path: Path, batches: list[pa.RecordBatch], total: int, trace: Trace,
              repairs: list[str]) -> Decoded:
-    table = pa.Table.from_batches(batches, schema=SCHEMA)
+    import pyarrow as pa
+
+    table = pa.Table.from_batches(batches, schema=schema())
     if table.num_rows == 0:
         raise IngestError(path, "empty trace: no complete events (ph X) to store",
                           "profile with activities=[CPU, CUDA] and at least one step")
