@@ -1,5 +1,5 @@
 -- metric: gpu_utilization
--- version: 2
+-- version: 3
 -- summary: Busy share of each device's window cut into equal bins, low bins flagged
 -- unit: percent
 -- grain: run_id, rank, device_id, bin
