@@ -25,7 +25,9 @@ Peak memory: the sum of VmRSS over the child and all its descendants, polled eve
 /proc (shared pages of forked workers are counted once per process), and ``ru_maxrss`` from
 ``os.wait4`` (the largest single process of the tree). Throughput is input MB (10^6 bytes) per second
 of the work itself for the decoders (timed inside the child, after imports) and of the whole command
-for tracewh.
+for tracewh. The machine may be shared: each row also gives the CPU time (user + sys) of the whole
+process tree, imports included, and the 1-minute load average when it ended; compare tools by the
+ratios of one run and by CPU time, not by wall time under load.
 
 With ``--repeat N`` every measurement runs N times: the best time and the highest peak are shown (the
 machine may be shared; the spread is printed).
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -95,6 +98,52 @@ for path in sys.argv[1:]:
     events += len(doc["traceEvents"])
     del doc, data
 print(time.perf_counter() - started, events)
+"""
+
+STAGES = """
+import sys, tempfile, time
+from collections import defaultdict
+from pathlib import Path
+import tracewh
+from tracewh.ingest import kineto, sha256_of
+from tracewh.ingest.sqlscript import set_variables
+spent = defaultdict(float)
+def timed(label, fn, *args):
+    started = time.thread_time()
+    try:
+        return fn(*args)
+    finally:
+        spent[label] += time.thread_time() - started
+def run_script(con, path):  # every statement of the Kineto SQL, timed on its own
+    for statement in con.extract_statements(path.read_text()):
+        first = " ".join(str(statement.query).split()[:6])
+        timed(f"{path.name}: {first[:48]}", con.execute, statement)
+kineto.run_script = run_script
+cut_events = kineto._cut_events
+kineto._cut_events = lambda path: timed("cut the events array out (copy_file_range)", cut_events, path)
+files = [Path(f) for f in sys.argv[2:]]
+con = tracewh.connect(Path(tempfile.mkdtemp(prefix="tracewh-stages-")) / "stages.duckdb")
+con.execute("SET threads = 1")  # DuckDB then works on the calling thread: thread_time sees it all
+con.execute("SET enable_progress_bar = false")
+con.execute("SET memory_limit = ?", [sys.argv[1]])
+con.execute("SET checkpoint_threshold = '1GB'")  # as the CLI
+for number, path in enumerate(files):
+    cursor = con.cursor()
+    cursor.execute("SET enable_progress_bar = false")
+    timed("sha256 of the file", sha256_of, path)
+    timed("stage (total of the rows above it)", kineto.prepare, cursor, path, "bench")
+    cursor.execute("BEGIN")
+    set_variables(cursor, run_id="bench", rank=number, rank_source="bench", file_id=number)
+    timed("writer: store.sql (insert into store)", run_script, cursor,
+          kineto.sql_dir() / "ingest" / "kineto" / "store.sql")
+    timed("writer: COMMIT", cursor.execute, "COMMIT")
+    cursor.close()
+timed("writer: final CHECKPOINT", con.execute, "CHECKPOINT")
+con.close()
+for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
+    if label.startswith("store.sql"):
+        continue
+    print(f"{seconds / len(files):8.3f}  {label}")
 """
 
 COUNT = """
@@ -228,7 +277,9 @@ def _tree_rss(root: int) -> int:
 
 
 def measure(command: list[str], poll: float = 0.05) -> dict:
-    """Run ``command``; wall seconds, peak tree RSS and ru_maxrss (MB), stdout, and an error line or None."""
+    """Run ``command``; wall seconds, CPU seconds of the tree, peak tree RSS and ru_maxrss (MB), the load
+    average at the end, stdout, and an error line or None."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         child = subprocess.Popen(command, stdout=out, stderr=err, text=True)
@@ -249,8 +300,10 @@ def measure(command: list[str], poll: float = 0.05) -> dict:
         lines = [line for line in stderr.splitlines() if line.strip()]
         error = lines[-1] if lines else f"exit code {child.returncode}"
     maxrss = usage.ru_maxrss * 1024  # KiB on Linux
-    return {"wall": wall, "peak_mb": max(peak, maxrss) / 1e6, "maxrss_mb": maxrss / 1e6,
-            "stdout": stdout, "error": error}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the child and every descendant it waited for
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "peak_mb": max(peak, maxrss) / 1e6, "maxrss_mb": maxrss / 1e6,
+            "load": os.getloadavg()[0], "stdout": stdout, "error": error}
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,6 +316,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--shared", type=Path,
                         default=Path(os.environ.get("TRACEWH_SHARED", REPO.parent / "shared")))
+    parser.add_argument("--stages", action="store_true",
+                        help="also ingest the files one by one on one thread and print the CPU seconds "
+                        "per file of every stage")
     args = parser.parse_args()
 
     src = args.shared / "data" / "kineto" / "param" / "dlrm_kineto"
@@ -288,7 +344,7 @@ def main() -> None:
             times.append(seconds_of(r))
         best = min(range(len(runs)), key=times.__getitem__)
         result = dict(runs[best], peak_mb=max(r["peak_mb"] for r in runs),
-                      maxrss_mb=max(r["maxrss_mb"] for r in runs))
+                      maxrss_mb=max(r["maxrss_mb"] for r in runs))  # the best run's CPU and load
         return result, times[best], times
 
     def decoder(label: str, command: list[str]) -> None:
@@ -329,14 +385,16 @@ def main() -> None:
             counts += f"; warehouse {db.stat().st_size / 1e6:,.1f} MB"
 
     events = next((ev for _, _, _, ev in rows if ev), 0)
-    print(f"\n{len(files)} files, {megabytes:,.1f} MB, {events:,} events")
-    header = f"{'':32}{'seconds':>9}{'MB/s':>9}{'peak MB':>9}{'maxrss MB':>11}{'x tracewh':>11}"
+    print(f"\n{len(files)} files, {megabytes:,.1f} MB, {events:,} events; {os.cpu_count()} cores")
+    header = (f"{'':32}{'seconds':>9}{'MB/s':>9}{'peak MB':>9}{'maxrss MB':>11}{'x tracewh':>11}"
+              f"{'cpu s':>8}{'load':>6}")
     print(header)
     ingest_s = None if ingest["error"] else ingest["wall"]
 
     def line(label, seconds, r):
         ratio = f"{seconds / ingest_s:11.2f}" if ingest_s else f"{'n/a':>11}"
-        print(f"{label:32}{seconds:9.2f}{megabytes / seconds:9.1f}{r['peak_mb']:9.0f}{r['maxrss_mb']:11.0f}{ratio}")
+        print(f"{label:32}{seconds:9.2f}{megabytes / seconds:9.1f}{r['peak_mb']:9.0f}{r['maxrss_mb']:11.0f}{ratio}"
+              f"{r['cpu']:8.2f}{r['load']:6.2f}")
 
     for label, r, seconds, _ in rows:
         if seconds is None:
@@ -349,8 +407,16 @@ def main() -> None:
     else:
         print(f"{'tracewh ingest (end to end)':32}{'failed':>9}   {ingest['error']}")
     print("\n'x tracewh' = the tool's seconds / tracewh ingest's seconds (above 1: tracewh is faster).")
+    print("'cpu s' = user + sys CPU seconds of the whole process tree, start-up included (the decoders' 'seconds'")
+    print("are timed inside the child, after imports); 'load' = the 1-minute load average when it ended.")
     print("Targets (issue): tracewh >= 150 MB/s end to end and <= 0.6 GB peak; HTA 0.5.0 15 MB/s / 2.4 GB;")
     print("DuckDB read_json 26-44 MB/s; msgspec 45 MB/s (137 with the GC off).")
+    if args.stages:
+        print("\nwhere tracewh's CPU time goes, per file (serial, one DuckDB thread; each file's staging on its")
+        print("own cursor, then the writer's insert and commit; the stage total includes the rows above it):")
+        r = measure([sys.executable, "-c", STAGES, "448MB", *names])
+        print(r["error"] or r["stdout"].rstrip())
+        print(f"  (whole run {r['wall']:.1f} s, {r['cpu']:.1f} s CPU, peak {r['peak_mb']:.0f} MB, load {r['load']:.2f})")
     print("\ntracewh command:", " ".join(["python", "-m", "tracewh.cli", "ingest", "--quiet", "--db",
                                          "<tmp>/bench.duckdb", str(files[0].parent)]))
     print("this benchmark: python bench/kineto_ingest.py" + (f" --mb-per-rank {args.mb_per_rank}"

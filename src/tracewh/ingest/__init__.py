@@ -114,6 +114,8 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
                          started=time.perf_counter())
     try:
         prepared.cursor = con.cursor()
+        # its statements run while the CLI draws its own progress bar: DuckDB draws none
+        prepared.cursor.execute("SET enable_progress_bar = false")
         source_path = candidate.path
         if candidate.format == NSYS_REPORT:
             source_path = nsys_report.export_sqlite(candidate.path)
