@@ -181,3 +181,44 @@ def test_every_metric_runs_on_every_real_kineto_trace(warehouse):
     for metric in list_metrics():
         table = run_metric(warehouse, metric, {})
         assert table.num_columns >= 2, metric.name  # metric, version and its own columns
+
+
+def test_both_decoders_store_the_same_rows(kineto_root, tmp_path, monkeypatch):
+    """DuckDB's JSON reader (the fast path) and the Python decoder (msgspec, which takes the files
+    the reader refuses) store the same rows on every real trace: times, iterations, range ids
+    (the events' order) and collectives alike; an args object differs only in whitespace."""
+    import duckdb
+
+    from tracewh.ingest import kineto
+
+    paths = {}
+    for decoder, cut in (("fast", kineto._cut_events), ("python", lambda path: None)):
+        monkeypatch.setattr(kineto, "_cut_events", cut)  # None: the reader is never tried
+        paths[decoder] = tmp_path / f"{decoder}.duckdb"
+        con = tracewh.connect(paths[decoder])
+        try:
+            assert [r.message for r in ingest_paths(con, [kineto_root]) if r.status != "ingested"] == []
+        finally:
+            con.close()
+    con = duckdb.connect()
+    for decoder, path in paths.items():
+        con.execute(f"ATTACH '{path}' AS {decoder} (READ_ONLY)")
+    readers = dict(con.execute(
+        "SELECT 'fast', count(*) FILTER (json_extract_string(metadata, '$.reader') = 'duckdb read_json') "
+        "FROM fast.store.sources UNION ALL "
+        "SELECT 'python', count(*) FILTER (json_extract_string(metadata, '$.reader') = 'duckdb read_json') "
+        "FROM python.store.sources").fetchall())
+    assert readers["fast"] >= 20 and readers["python"] == 0  # two different decoders compared
+    for table in ("cpu_ops", "cuda_api", "kernels", "memcpy", "memset", "nccl_ops", "nvtx_ranges",
+                  "ranks", "devices", "sources", "runs"):
+        columns = [c for (c,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = 'fast' "
+            "AND schema_name = 'store' AND table_name = ? ORDER BY column_index", [table]).fetchall()
+            if c not in ("metadata", "ingested_at", "created_at")]
+        select = ", ".join("json(args)" if c == "args" else f'"{c}"' for c in columns)
+        rows = con.execute(f"SELECT count(*) FROM fast.store.{table}").fetchall()[0][0]
+        assert rows > 0, table
+        for a, b in (("fast", "python"), ("python", "fast")):
+            only = con.execute(f"SELECT {select} FROM {a}.store.{table} EXCEPT ALL "
+                               f"SELECT {select} FROM {b}.store.{table} LIMIT 3").fetchall()
+            assert only == [], (table, f"only in {a}", only)

@@ -370,6 +370,17 @@ def _needs_exact_ts(events: list[Event], base_time_ns: int | None) -> bool:
     return False
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _as_int(value: Id) -> int | None:
+    """A pid or tid as read_json.sql's TRY_CAST reads it: an integer, also when written as a
+    string ("tid": "1441273664", 2021), else None (and an integer beyond BIGINT is None)."""
+    if value.__class__ is str and _INTEGER.fullmatch(value):
+        value = int(value)
+    return value if value.__class__ is int and -(1 << 63) <= value < (1 << 63) else None
+
+
 def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
     """Events that become warehouse rows, as Arrow columns (event_no is filled in later)."""
     kept = [e for e in events
@@ -379,8 +390,8 @@ def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
         "event_no": [0] * len(kept),
         "cat": [e.cat for e in kept],
         "name": [e.name for e in kept],
-        "pid": [e.pid if e.pid.__class__ is int else None for e in kept],
-        "tid": [e.tid if e.tid.__class__ is int else None for e in kept],
+        "pid": [_as_int(e.pid) for e in kept],
+        "tid": [_as_int(e.tid) for e in kept],
         "tid_text": [e.tid if e.tid.__class__ is str else None for e in kept],
         "ts": [float(t) for t in text_ts] if exact else [e.ts for e in kept],
         "ts_text": text_ts if exact else [None] * len(kept),
