@@ -113,7 +113,8 @@ def run_metric_spark(spark, metric: Metric, params: dict[str, object] | None,
                 .createOrReplaceTempView(view)
         return spark.sql(final.sql("spark")).toArrow()
     except (PySparkException, Py4JJavaError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        text = str(getattr(exc, "java_exception", None) or exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
         raise TracewhError(f"{metric.name} v{metric.version} failed on Spark: {first}") from None
     finally:
         for view, _ in steps:

@@ -543,6 +543,7 @@ def _on_side(expression: exp.Expression, alias: str) -> bool:
     return any(c.table == alias for c in expression.find_all(exp.Column))
 
 
+_PRINTF_SPEC = re.compile(r"%[-#+ 0,(<]*\d*(?:\.\d+)?([a-zA-Z])")
 _ORDER_SENSITIVE = (exp.Lead, exp.Lag, exp.RowNumber, exp.FirstValue, exp.LastValue,
                     exp.NthValue)
 
@@ -653,6 +654,13 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
             node.replace(_window_count_distinct(node))
         elif dialect == "duckdb":
             continue
+        elif (isinstance(node, exp.Anonymous) and node.name.lower() in ("printf", "format")
+                and node.expressions and isinstance(node.expressions[0], exp.Literal)):
+            # %f of a DECIMAL (DuckDB's 100.0) fails in Spark's formatter: pass a DOUBLE
+            specs = _PRINTF_SPEC.findall(node.expressions[0].this.replace("%%", ""))
+            for spec, arg in zip(specs, node.expressions[1:]):
+                if spec.lower() in ("f", "e", "g", "a"):
+                    arg.replace(exp.cast(arg.copy(), "DOUBLE"))
         elif isinstance(node, exp.RegexpSplit) or (
                 isinstance(node, exp.Anonymous)
                 and node.name.lower() in ("regexp_split_to_array", "string_split_regex")):
