@@ -113,9 +113,17 @@ def run_metric_spark(spark, metric: Metric, params: dict[str, object] | None,
                 .createOrReplaceTempView(view)
         return spark.sql(final.sql("spark")).toArrow()
     except (PySparkException, Py4JJavaError) as exc:
-        text = str(getattr(exc, "java_exception", None) or exc).strip()
-        first = text.splitlines()[0] if text else type(exc).__name__
-        raise TracewhError(f"{metric.name} v{metric.version} failed on Spark: {first}") from None
+        raise TracewhError(f"{metric.name} v{metric.version} failed on Spark: "
+                           f"{_first_line(exc)}") from None
     finally:
         for view, _ in steps:
             spark.catalog.dropTempView(view)
+
+
+def _first_line(exc: Exception) -> str:
+    """The message that says what went wrong: a Java error's root cause, else pyspark's."""
+    cause = getattr(exc, "java_exception", None)
+    while cause is not None and cause.getCause() is not None:
+        cause = cause.getCause()
+    text = str(cause.toString() if cause is not None else exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
