@@ -28,7 +28,7 @@ from tracewh.transpile import (
 
 runner = CliRunner()
 METRICS = [m.name for m in list_metrics()]
-NSYS_RUN, SMALL_RUN, KINETO_RUN = "ddp", "ddp_small", "fsdp"
+NSYS_RUN, SMALL_RUN, KINETO_RUN = "ddp", "sweep/ddp 2r", "fsdp"  # a hive-escaped run id too
 
 # Non-default parameters, each set run by the DuckDB round trip here and by tests/test_spark.py.
 PARAM_SETS = {
