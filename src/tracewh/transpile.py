@@ -14,9 +14,14 @@ SQL that reads only the public views (the tables of a Parquet lake, `tracewh exp
 4. `AS [NOT] MATERIALIZED` is dropped; `SELECT * EXCLUDE (...) REPLACE (...)` and every other
    star are expanded from the view schemas (sqlglot's qualify); `UNION ALL BY NAME` is aligned
    by name; `ASOF [LEFT] JOIN` becomes an equi-join on the right side's next (or previous) key;
+   a window with an empty `OVER ()` that relies on DuckDB keeping the order of a sorted
+   subquery gets that order explicitly (a row number taken where the rows are sorted);
 5. dialect details sqlglot leaves to us: division by zero is NULL (`a / nullif(b, 0)`), 1-based
-   list subscripts, `range(a, b)` never runs backwards, and Spark cannot nest a generator in an
-   expression (a `LATERAL VIEW` instead).
+   list subscripts, `range(a, b)` never runs backwards, `count(DISTINCT x) OVER`, `HUGEINT`,
+   printf's `%f` of a DECIMAL, and Spark cannot nest a generator in an expression (a
+   `LATERAL VIEW` instead).
+
+`split_shared_ctes` then lets an engine compute once the CTEs a query reads more than once.
 
 Everything else (function names, `IS NOT DISTINCT FROM`, `QUALIFY`, ...) is sqlglot's own
 DuckDB -> Spark / Trino generation.
