@@ -38,11 +38,7 @@ def spark(lake):
 
 # Metrics that cannot run on Spark yet, with the reason (also listed in the README). Strict:
 # once the metric runs, the test fails until it is removed from here.
-NOT_ON_SPARK = {
-    "scaling": "exposed_by_collective is a correlated string_agg over per_run_kind whose "
-               "argument also reads the outer p.window_ns; Spark refuses aggregates mixing outer "
-               "and local columns (compute the percentage in a CTE first)",
-}
+NOT_ON_SPARK: dict[str, str] = {}  # name -> why it cannot run on Spark (none today)
 
 
 @pytest.mark.parametrize("name", [
