@@ -14,7 +14,7 @@
 --     WITH ops AS (SELECT grp, start_ns, end_ns FROM ...)  SELECT * FROM intervals_union(ops)
 -- and the same call works in the plain DuckDB shell. The input is a set of intervals with:
 --     grp        the group to work in: intervals of different groups never interact. An
---                integer (BIGINT range): callers map (run_id, rank, ...) to an integer key
+--                integer (BIGINT range), never NULL: callers map (run_id, rank, ...) to an integer key
 --                first. Per-iteration work groups by rank and cuts the timeline with
 --                intervals_clip (flatten keeps each piece's window_id)
 --     start_ns   interval start (BIGINT, ns)
@@ -36,6 +36,8 @@
 -- on millions of rows. Groups stay apart by folding the group into the value (_iv_key) so that a
 -- running max never carries one group's value into the next; a running sum needs no such care,
 -- since every group's +1/-1 deltas cancel before the next group starts.
+-- Those scans are single-threaded, so each public macro splits its groups into two lanes
+-- (_iv_lane) and runs the same pass on each, UNION ALL: DuckDB executes the halves in parallel.
 -- All start with the same pass (_intervals_islands), which finds the intervals that are alone in
 -- their island: on GPU timelines nearly all of them, since kernels of one stream run back to
 -- back with small gaps. Those are answered directly; only the intervals of islands with several
@@ -91,6 +93,12 @@ FROM (
 );
 
 
+-- _iv_lane(g): which of two lanes group g goes to. Groups never interact, so a pass can run as
+-- two independent halves (UNION ALL of the lanes), which DuckDB executes in parallel: the
+-- streaming scans themselves are single-threaded.
+CREATE OR REPLACE MACRO _iv_lane(g) AS coalesce(abs(g % 2), 0);
+
+
 -- _intervals_coverage(rows): rows (grp, start_ns, end_ns, __iv_bit 0-62) cut, per group and
 -- bit, into the disjoint pieces each adds: from the reach of the earlier rows of its bit
 -- (running max of end_ns) to its own end. Output grp, __iv_bit, start_ns, end_ns; a row covered
@@ -143,7 +151,7 @@ WHERE next_ts > ts AND mask > 0;
 -- Algorithm: _intervals_islands marks the first and last row of every island. Kept in order,
 -- those rows alternate first, last, first, ...: an island is a row that is both, or a first row
 -- and the next one, whose reach (running max of end_ns, itself included) is the island's end.
-CREATE OR REPLACE MACRO intervals_union(intervals) AS TABLE
+CREATE OR REPLACE MACRO _intervals_union_lane(intervals) AS TABLE
 SELECT * EXCLUDE (__iv_pos, __iv_first, __iv_last, __iv_reach, __iv_end, __iv_next_end,
                   __iv_next_pos)
          REPLACE (CASE WHEN __iv_last THEN __iv_end ELSE __iv_next_end END AS end_ns),
@@ -158,6 +166,15 @@ FROM (
     )
 )
 WHERE __iv_first;
+
+-- intervals_union: the two lanes of _intervals_union_lane, run in parallel (_iv_lane)
+CREATE OR REPLACE MACRO intervals_union(intervals) AS TABLE
+WITH __iv_lane0 AS (SELECT * FROM query_table(intervals) WHERE _iv_lane(grp) = 0),
+     __iv_lane1 AS (SELECT * FROM query_table(intervals) WHERE _iv_lane(grp) = 1)
+SELECT * FROM _intervals_union_lane(__iv_lane0)
+UNION ALL
+SELECT * FROM _intervals_union_lane(__iv_lane1);
+
 
 
 -- intervals_flatten(intervals): the timeline of each group by its top priority layer.
@@ -175,7 +192,7 @@ WHERE __iv_first;
 -- per layer, into disjoint new-coverage pieces (_intervals_coverage); a sorted sweep over their
 -- ends adding and removing 2^layer (_intervals_masks, HTA's bitmask) then gives, between
 -- consecutive instants, the set of layers in flight, whose lowest bit is the top layer.
-CREATE OR REPLACE MACRO intervals_flatten(intervals) AS TABLE
+CREATE OR REPLACE MACRO _intervals_flatten_lane(intervals) AS TABLE
 WITH __iv_rows AS (
     SELECT * EXCLUDE (__iv_reach, __iv_pos, __iv_first, __iv_last),
            __iv_first AND __iv_last AS __iv_alone
@@ -194,6 +211,14 @@ SELECT grp, start_ns, end_ns,
 FROM (SELECT grp, start_ns, end_ns,
              CAST(round(log2(CAST(mask & -mask AS DOUBLE))) AS INTEGER) AS __iv_bit
       FROM _intervals_masks(__iv_layered));
+
+-- intervals_flatten: the two lanes of _intervals_flatten_lane, run in parallel (_iv_lane)
+CREATE OR REPLACE MACRO intervals_flatten(intervals) AS TABLE
+WITH __iv_intervals_0 AS (SELECT * FROM query_table(intervals) WHERE _iv_lane(grp) = 0),
+     __iv_intervals_1 AS (SELECT * FROM query_table(intervals) WHERE _iv_lane(grp) = 1)
+SELECT * FROM _intervals_flatten_lane(__iv_intervals_0)
+UNION ALL
+SELECT * FROM _intervals_flatten_lane(__iv_intervals_1);
 
 
 -- intervals_breakdown(intervals): per group, how long each priority layer is the top one.
@@ -250,7 +275,7 @@ LEFT JOIN __iv_lengths l ON l.grp IS NOT DISTINCT FROM s.grp;
 -- own input, [max(start, own reach), end], meets the other input's earlier rows exactly on
 -- [start, other reach] (they all started no later); every point of the intersection is counted
 -- once, at whichever of its two covering rows comes later.
-CREATE OR REPLACE MACRO intervals_intersect(a_intervals, b_intervals) AS TABLE
+CREATE OR REPLACE MACRO _intervals_intersect_lane(a_intervals, b_intervals) AS TABLE
 WITH __iv_both AS (
     SELECT grp, start_ns, end_ns, 1 AS __iv_side FROM query_table(a_intervals)
     UNION ALL
@@ -282,6 +307,16 @@ WITH __iv_both AS (
 )
 SELECT grp, start_ns, end_ns FROM __iv_pieces WHERE __iv_met AND end_ns > start_ns;
 
+-- intervals_intersect: the two lanes of _intervals_intersect_lane, run in parallel (_iv_lane)
+CREATE OR REPLACE MACRO intervals_intersect(a_intervals, b_intervals) AS TABLE
+WITH __iv_a_intervals_0 AS (SELECT * FROM query_table(a_intervals) WHERE _iv_lane(grp) = 0),
+     __iv_b_intervals_0 AS (SELECT * FROM query_table(b_intervals) WHERE _iv_lane(grp) = 0),
+     __iv_a_intervals_1 AS (SELECT * FROM query_table(a_intervals) WHERE _iv_lane(grp) = 1),
+     __iv_b_intervals_1 AS (SELECT * FROM query_table(b_intervals) WHERE _iv_lane(grp) = 1)
+SELECT * FROM _intervals_intersect_lane(__iv_a_intervals_0, __iv_b_intervals_0)
+UNION ALL
+SELECT * FROM _intervals_intersect_lane(__iv_a_intervals_1, __iv_b_intervals_1);
+
 
 -- intervals_difference(a_intervals, b_intervals): U a \ U b, per group, as disjoint pieces.
 -- Input: two tables with grp, start_ns, end_ns (same grp type).
@@ -291,7 +326,7 @@ SELECT grp, start_ns, end_ns FROM __iv_pieces WHERE __iv_met AND end_ns > start_
 -- b contributes nothing. The rows of longer islands are cut, per input, into disjoint
 -- new-coverage pieces (as in intervals_flatten); the bitmask sweep (_intervals_masks, bit 0 for
 -- a, bit 1 for b) then tells, between consecutive instants, which inputs are in flight.
-CREATE OR REPLACE MACRO intervals_difference(a_intervals, b_intervals) AS TABLE
+CREATE OR REPLACE MACRO _intervals_difference_lane(a_intervals, b_intervals) AS TABLE
 WITH __iv_both AS (
     SELECT grp, start_ns, end_ns, 0 AS __iv_bit FROM query_table(a_intervals)
     UNION ALL
@@ -307,6 +342,16 @@ WHERE __iv_alone AND __iv_bit = 0 AND end_ns > start_ns
 UNION ALL
 -- stretches where only a is in flight
 SELECT grp, start_ns, end_ns FROM _intervals_masks(__iv_shared) WHERE mask = 1;
+
+-- intervals_difference: the two lanes of _intervals_difference_lane, run in parallel (_iv_lane)
+CREATE OR REPLACE MACRO intervals_difference(a_intervals, b_intervals) AS TABLE
+WITH __iv_a_intervals_0 AS (SELECT * FROM query_table(a_intervals) WHERE _iv_lane(grp) = 0),
+     __iv_b_intervals_0 AS (SELECT * FROM query_table(b_intervals) WHERE _iv_lane(grp) = 0),
+     __iv_a_intervals_1 AS (SELECT * FROM query_table(a_intervals) WHERE _iv_lane(grp) = 1),
+     __iv_b_intervals_1 AS (SELECT * FROM query_table(b_intervals) WHERE _iv_lane(grp) = 1)
+SELECT * FROM _intervals_difference_lane(__iv_a_intervals_0, __iv_b_intervals_0)
+UNION ALL
+SELECT * FROM _intervals_difference_lane(__iv_a_intervals_1, __iv_b_intervals_1);
 
 
 -- intervals_overlap_sum(intervals): how many intervals, and how much of a value, are in flight.
@@ -325,7 +370,7 @@ SELECT grp, start_ns, end_ns FROM _intervals_masks(__iv_shared) WHERE mask = 1;
 -- (from _intervals_islands). The rows of longer islands go through a cumulative sweep over
 -- their starts (+1, +value) and ends (-1, -value) in time order (ends first at equal times); the
 -- sums after the last event at an instant hold until the next instant.
-CREATE OR REPLACE MACRO intervals_overlap_sum(intervals) AS TABLE
+CREATE OR REPLACE MACRO _intervals_overlap_sum_lane(intervals) AS TABLE
 WITH __iv_rows AS (
     SELECT grp, start_ns, end_ns, coalesce(value, 0) AS __iv_value, __iv_reach,
            __iv_first, __iv_first AND __iv_last AS __iv_alone
@@ -357,6 +402,14 @@ UNION ALL
 -- inside longer islands (their depth never drops to 0 for a positive length)
 SELECT grp, ts, next_ts, CAST(depth AS BIGINT), value_sum FROM __iv_steps
 WHERE next_ts > ts AND depth > 0;
+
+-- intervals_overlap_sum: the two lanes of _intervals_overlap_sum_lane, run in parallel (_iv_lane)
+CREATE OR REPLACE MACRO intervals_overlap_sum(intervals) AS TABLE
+WITH __iv_intervals_0 AS (SELECT * FROM query_table(intervals) WHERE _iv_lane(grp) = 0),
+     __iv_intervals_1 AS (SELECT * FROM query_table(intervals) WHERE _iv_lane(grp) = 1)
+SELECT * FROM _intervals_overlap_sum_lane(__iv_intervals_0)
+UNION ALL
+SELECT * FROM _intervals_overlap_sum_lane(__iv_intervals_1);
 
 
 -- intervals_overlap_count(intervals): how many intervals are in flight, as a step function.
