@@ -1,5 +1,5 @@
 -- metric: idle_gaps
--- version: 2
+-- version: 3
 -- summary: Idle gaps between GPU busy islands per device, by cause and size
 -- unit: ns
 -- grain: run_id, rank, device_id, cause, size_bucket
@@ -99,11 +99,15 @@ gaps AS (
     FROM islands
     WHERE prev_end_ns IS NOT NULL
 ),
-bucketed AS (
-    SELECT device_grp, cause, gap_ns,
+buckets AS (
+    -- summed per device before anything is joined to the (few) result rows
+    SELECT device_grp, cause,
            CASE WHEN gap_ns < 1000 THEN 1 WHEN gap_ns < 10000 THEN 2 WHEN gap_ns < 100000 THEN 3
-                WHEN gap_ns < 1000000 THEN 4 WHEN gap_ns < 10000000 THEN 5 ELSE 6 END AS bucket_order
+                WHEN gap_ns < 1000000 THEN 4 WHEN gap_ns < 10000000 THEN 5 ELSE 6 END AS bucket_order,
+           count(*) AS gaps, sum(gap_ns) AS total_ns, min(gap_ns) AS min_ns, max(gap_ns) AS max_ns,
+           avg(gap_ns) AS avg_ns
     FROM gaps
+    GROUP BY ALL
 )
 SELECT
     r.run_id,
@@ -112,14 +116,13 @@ SELECT
     b.cause,                                   -- host wait | kernel wait | other
     ['<1us', '1-10us', '10-100us', '100us-1ms', '1-10ms', '>=10ms'][b.bucket_order] AS size_bucket,
     b.bucket_order,
-    count(*) AS gaps,
-    CAST(sum(b.gap_ns) AS BIGINT) AS total_ns,  -- idle time in these gaps
-    min(b.gap_ns) AS min_ns,
-    max(b.gap_ns) AS max_ns,
-    avg(b.gap_ns) AS avg_ns,
-    sum(b.gap_ns) * 100.0 / sum(sum(b.gap_ns)) OVER (PARTITION BY k.grp) AS idle_pct
-FROM bucketed b
+    b.gaps,
+    CAST(b.total_ns AS BIGINT) AS total_ns,    -- idle time in these gaps
+    b.min_ns,
+    b.max_ns,
+    b.avg_ns,
+    b.total_ns * 100.0 / sum(b.total_ns) OVER (PARTITION BY b.device_grp) AS idle_pct
+FROM buckets b
 JOIN keys k ON k.grp = b.device_grp
 JOIN ranks r ON r.rank_key = k.rank_key
-GROUP BY k.grp, r.run_id, r.rank, k.device_id, b.cause, b.bucket_order
 ORDER BY r.run_id, r.rank, k.device_id, b.cause, b.bucket_order;
