@@ -15,7 +15,7 @@ class IngestError(TracewhError):
         text = f"{self.path}: {problem}"
         super().__init__(f"{text} - {hint}" if hint else text)
 
-    def __reduce__(self):  # travels back from decoder processes intact
+    def __reduce__(self):  # pickles intact (the default would lose path and hint)
         return (type(self), (self.path, self.problem, self.hint))
 
 
