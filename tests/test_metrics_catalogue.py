@@ -197,6 +197,43 @@ def test_macros_equal_brute_force(mem, seed):
             assert breakdown == []
 
 
+@pytest.mark.parametrize("preserve_order", [True, False])
+def test_macros_on_many_chunks_and_threads(preserve_order):
+    """The streaming passes rely on the order of a sorted input: check them on inputs of many
+    vectors, several threads and both order settings against a merge done here in Python."""
+    connection = duckdb.connect()
+    connection.execute("SET threads = 4")
+    connection.execute(f"SET preserve_insertion_order = {str(preserve_order).lower()}")
+    connection.execute((sql_dir() / "views" / "_intervals.sql").read_text())
+    rnd = random.Random(11)
+    data = []
+    for g in range(5):
+        t = 0
+        for _ in range(40_000):
+            t += rnd.choice([0, 1, 3, 10, 40])
+            data.append((g, t, t + rnd.choice([0, 2, 5, 30, 120])))
+    rnd.shuffle(data)
+    connection.execute("CREATE TABLE a (grp BIGINT, start_ns BIGINT, end_ns BIGINT)")
+    connection.executemany("INSERT INTO a VALUES (?, ?, ?)", data)
+    expected = {}
+    for g in range(5):
+        merged = []
+        for s_, e_ in sorted((s_, e_) for k, s_, e_ in data if k == g):
+            if merged and s_ <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e_)
+                merged[-1][2] += 1
+            else:
+                merged.append([s_, e_, 1])
+        expected[g] = (len(merged), sum(e_ - s_ for s_, e_, _ in merged), sum(n for *_, n in merged))
+    got = connection.execute("SELECT grp, count(*), sum(end_ns - start_ns), sum(intervals_merged) "
+                             "FROM intervals_union(a) GROUP BY grp ORDER BY grp").fetchall()
+    assert {g: (n, int(length), int(m)) for g, n, length, m in got} == expected
+    depth = connection.execute("SELECT grp, sum(end_ns - start_ns) FROM intervals_overlap_count(a) "
+                               "WHERE depth > 0 GROUP BY grp ORDER BY grp").fetchall()
+    assert {g: int(length) for g, length in depth} == {g: v[1] for g, v in expected.items()}
+    connection.close()
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_overlap_sum_tile_and_clip_equal_brute_force(mem, seed):
     rnd = random.Random(1000 + seed)
