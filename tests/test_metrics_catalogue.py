@@ -16,6 +16,7 @@ import statistics
 import subprocess
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 import tracewh
@@ -213,8 +214,10 @@ def test_macros_on_many_chunks_and_threads(preserve_order):
             t += rnd.choice([0, 1, 3, 10, 40])
             data.append((g, t, t + rnd.choice([0, 2, 5, 30, 120])))
     rnd.shuffle(data)
-    connection.execute("CREATE TABLE a (grp BIGINT, start_ns BIGINT, end_ns BIGINT)")
-    connection.executemany("INSERT INTO a VALUES (?, ?, ?)", data)
+    columns = list(zip(*data))
+    rows = pa.table({name: pa.array(values, pa.int64())
+                     for name, values in zip(("grp", "start_ns", "end_ns"), columns)})
+    connection.execute("CREATE TABLE a AS SELECT * FROM rows")  # DuckDB reads the Arrow table
     expected = {}
     for g in range(5):
         merged = []
