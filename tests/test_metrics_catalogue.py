@@ -1010,3 +1010,28 @@ def test_real_two_rank_export_answers(real):
         assert r["exposed_comm_ns"] == overlap[r["rank"]]["exposed_comm_ns"]
     idle = sum(r["total_ns"] for r in rows(real, "idle_gaps", run=run))
     assert idle == sum(r["idle_ns"] for r in got)
+
+
+# --- the alone shortcut ---------------------------------------------------------------------------
+
+SHORTCUT_PARAMS = [{}, {"per_iteration": "true"}, {"iteration_from": "2", "iteration_to": "2"},
+                   {"start_ns": str(BASE + 25), "end_ns": str(BASE + 95)},
+                   {"start_ns": str(BASE + 14)}]
+
+
+def test_ops_alone_on_the_timeline_give_the_answer_of_the_full_sweep(tmp_path):
+    # Metrics sum the ops that are alone on their rank's timeline (gpu_ops.alone) and sweep only
+    # the others. With every op marked "not alone" everything goes through the sweep: the rows of
+    # every metric, for every parameter set it takes, must not change.
+    con = build(tmp_path / "w.duckdb", RUNS)
+    assert con.execute("SELECT count(*) FILTER (WHERE alone), count(*) FILTER (WHERE NOT alone) "
+                       "FROM gpu_ops").fetchall()[0] >= (5, 5)
+    cases = [(metric, params) for metric in list_metrics() for params in SHORTCUT_PARAMS
+             if set(params) <= {p.name for p in metric.params}]
+    before = [run_metric(con, metric, params).to_pylist() for metric, params in cases]
+    for table in ("kernels", "memcpy", "memset"):
+        con.execute(f"UPDATE store.{table} SET alone = false")
+    after = [run_metric(con, metric, params).to_pylist() for metric, params in cases]
+    assert len(cases) > 40
+    for (metric, params), b, a in zip(cases, before, after):
+        assert b == a, (metric.name, params)

@@ -1,5 +1,5 @@
 -- metric: gpu_utilization
--- version: 3
+-- version: 4
 -- summary: Busy share of each device's window cut into equal bins, low bins flagged
 -- unit: percent
 -- grain: run_id, rank, device_id, bin
@@ -35,7 +35,7 @@ ops AS NOT MATERIALIZED (
     SELECT k.grp,
            greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
-           g.iteration
+           g.iteration, g.alone
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
@@ -51,8 +51,14 @@ iteration_spans AS (
       AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
     GROUP BY grp, iteration
 ),
+crowded AS (
+    SELECT grp, start_ns, end_ns FROM ops WHERE NOT alone
+),
 busy AS (
-    SELECT grp, start_ns, end_ns FROM intervals_union(ops)
+    -- an op alone on its rank's timeline is a busy island by itself; only the rest are merged
+    SELECT grp, start_ns, end_ns FROM ops WHERE alone
+    UNION ALL
+    SELECT grp, start_ns, end_ns FROM intervals_union(crowded)
 ),
 windows AS (
     SELECT grp, first_ns AS w0, last_ns AS w1 FROM keys

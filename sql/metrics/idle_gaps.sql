@@ -1,5 +1,5 @@
 -- metric: idle_gaps
--- version: 3
+-- version: 4
 -- summary: Idle gaps between GPU busy islands per device, by cause and size
 -- unit: ns
 -- grain: run_id, rank, device_id, cause, size_bucket
@@ -35,7 +35,7 @@ ops AS NOT MATERIALIZED (
     SELECT k.grp,
            greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
-           g.iteration, g.launch_ns
+           g.iteration, g.launch_ns, g.alone, g.device_prev_end_ns
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
@@ -76,17 +76,34 @@ windowed AS (
     LEFT JOIN tile_stretch m ON m.grp = o.grp AND m.iteration = o.iteration
     WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
 ),
-kept AS NOT MATERIALIZED (
-    -- grp: the device, or (device, kept stretch) when iterations are chosen
-    SELECT grp, grp AS device_grp, start_ns, end_ns, launch_ns FROM ops
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
-    UNION ALL
-    SELECT grp * 4294967296 + window_id + 2147483648, grp, start_ns, end_ns, launch_ns
+kept AS (
+    -- iterations chosen: grp is the (device, kept stretch)
+    SELECT grp * 4294967296 + window_id + 2147483648 AS grp, grp AS device_grp,
+           start_ns, end_ns, launch_ns
     FROM intervals_clip(windowed, stretches)
 ),
+crowded AS (
+    SELECT grp, start_ns, end_ns, launch_ns, device_prev_end_ns FROM ops
+    WHERE NOT alone AND getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+),
 islands AS (
-    -- each island with its first op's launch (intervals_union keeps the first op's columns)
-    SELECT device_grp, start_ns, prev_end_ns, launch_ns FROM intervals_union(kept)
+    -- each island with its first op's launch and the end of the island before it. Without
+    -- iterations an op alone on its rank's timeline is an island by itself, and the first op of
+    -- every island knows where the device's earlier ops ended (gpu_ops.device_prev_end_ns):
+    -- only the other ops are merged. That end counts when an op ending there is in the start_ns
+    -- window (an island cut by the window's start has no gap before it).
+    SELECT grp AS device_grp, start_ns, launch_ns,
+           CASE WHEN device_prev_end_ns < start_ns
+                     AND (getvariable('start_ns') IS NULL
+                          OR device_prev_end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+                THEN device_prev_end_ns END AS prev_end_ns
+    FROM (SELECT grp, start_ns, launch_ns, device_prev_end_ns FROM ops
+          WHERE alone AND getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+          UNION ALL
+          SELECT grp, start_ns, launch_ns, device_prev_end_ns FROM intervals_union(crowded))
+    UNION ALL
+    -- with iterations: the kept stretches' ops merged (intervals_union keeps the first op's columns)
+    SELECT device_grp, start_ns, launch_ns, prev_end_ns FROM intervals_union(kept)
 ),
 gaps AS (
     SELECT device_grp, start_ns - prev_end_ns AS gap_ns,

@@ -1,5 +1,5 @@
 -- metric: kernel_concurrency
--- version: 2
+-- version: 3
 -- summary: Time-weighted distribution of kernels in flight per device, and the share of NCCL time with compute running
 -- unit: ns
 -- grain: run_id, rank, device_id, kernels_in_flight
@@ -33,7 +33,7 @@ ops AS NOT MATERIALIZED (
     SELECT k.grp,
            greatest(g.start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(g.end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
-           g.iteration,
+           g.iteration, g.alone,
            CASE g.kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1 ELSE 1000000000 END AS value
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
@@ -69,32 +69,51 @@ tiles AS (
 ),
 windowed AS (
     -- the iteration that launched a kernel is the clip's first guess of its tile
-    SELECT grp, start_ns, end_ns, value, iteration AS window_id FROM ops
+    SELECT grp, start_ns, end_ns, value, alone, iteration AS window_id FROM ops
     WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
 ),
 kept AS NOT MATERIALIZED (
     -- grp: the device, or the (device, iteration) tile when iterations are chosen
-    SELECT grp, start_ns, end_ns, value FROM ops
+    SELECT grp, start_ns, end_ns, value, alone FROM ops
     WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
     UNION ALL
-    SELECT grp * 4294967296 + window_id + 2147483648, start_ns, end_ns, value
+    SELECT grp * 4294967296 + window_id + 2147483648, start_ns, end_ns, value, alone
     FROM intervals_clip(windowed, tiles)
 ),
+crowded AS (
+    SELECT grp, start_ns, end_ns, value FROM kept WHERE NOT alone
+),
+busy AS (
+    -- time with kernels in flight: a kernel alone on its rank's timeline is one kernel in
+    -- flight for its whole length; only the others go through the sweep
+    SELECT grp, 1 AS depth, value AS value_sum, end_ns - start_ns AS dur_ns FROM kept
+    WHERE alone AND end_ns > start_ns
+    UNION ALL
+    SELECT grp, depth, value_sum, end_ns - start_ns FROM intervals_overlap_sum(crowded)
+    WHERE depth > 0
+),
+windows AS (
+    -- the device's window (its kernels' span), or the iteration's tile
+    SELECT grp, max(end_ns) - min(start_ns) AS window_ns FROM kept
+    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    GROUP BY grp
+    UNION ALL
+    SELECT tile_key, end_ns - start_ns FROM tiles
+),
 steps AS (
-    -- stretches summed by what is in flight (few rows), before anything else looks at them
+    -- stretches summed by what is in flight (few rows), before anything else looks at them;
+    -- depth 0 is the window's time without any kernel
     SELECT grp, depth,
            value_sum % 1000000000 > 0 AS with_comm,
            depth - value_sum % 1000000000 - value_sum // 1000000000 > 0 AS with_compute,
-           sum(end_ns - start_ns) AS dur_ns
-    FROM intervals_overlap_sum(kept)
+           sum(dur_ns) AS dur_ns
+    FROM busy
     GROUP BY ALL
-),
-tile_gaps AS (
-    -- a tile's idle time before its first and after its last kernel (depth 0)
-    SELECT t.tile_key AS grp, (t.end_ns - t.start_ns) - coalesce(s.covered_ns, 0) AS dur_ns
-    FROM tiles t
-    LEFT JOIN (SELECT grp, sum(dur_ns) AS covered_ns FROM steps GROUP BY grp) s
-           ON s.grp = t.tile_key
+    UNION ALL
+    SELECT w.grp, 0, false, false, w.window_ns - coalesce(b.busy_ns, 0)
+    FROM windows w
+    LEFT JOIN (SELECT grp, sum(dur_ns) AS busy_ns FROM busy GROUP BY grp) b ON b.grp = w.grp
+    WHERE w.window_ns > coalesce(b.busy_ns, 0)
 ),
 device_steps AS (
     SELECT coalesce(t.grp, s.grp) AS device, s.dur_ns, s.depth, s.with_comm, s.with_compute
@@ -102,10 +121,6 @@ device_steps AS (
     LEFT JOIN tiles t ON t.tile_key = s.grp
     WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
        OR t.tile_key IS NOT NULL
-    UNION ALL
-    SELECT t.grp, g.dur_ns, 0, false, false
-    FROM tile_gaps g JOIN tiles t ON t.tile_key = g.grp
-    WHERE g.dur_ns > 0
 ),
 per_depth AS (
     SELECT device, depth, sum(dur_ns) AS time_ns FROM device_steps GROUP BY device, depth

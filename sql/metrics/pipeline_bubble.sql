@@ -1,5 +1,5 @@
 -- metric: pipeline_bubble
--- version: 2
+-- version: 3
 -- summary: Pipeline bubble per rank and iteration: GPU time without compute, with exposed send/recv split out, beside the ideal (p-1)/(m+p-1)
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -23,21 +23,25 @@
 -- unknown). start_ns / end_ns (UTC) cut GPU ops to that window; iteration_from / iteration_to
 -- keep those iterations.
 WITH ops AS NOT MATERIALIZED (
-    -- layer: 0 compute, 1 send/recv, 2 other communication, NULL memory / sync / other
+    -- layer: 0 compute, 1 send/recv, 2 other communication, NULL memory / sync / other.
+    -- alone: a GPU op that overlaps no other op of the rank (gpu_ops.alone) skips the sweep. The
+    -- send/recv rows are nccl_ops, whose times are their kernels' (both ingests): they overlap
+    -- their own communication kernels, so those are never taken as alone here.
     SELECT rank_key AS grp, start_ns, end_ns, iteration,
-           CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 2 END AS layer
+           CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 2 END AS layer,
+           alone AND kind <> 'comm' AS alone
     FROM gpu_ops
     WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
     UNION ALL
-    SELECT rank_key, start_ns, end_ns, iteration, 1
+    SELECT rank_key, start_ns, end_ns, iteration, 1, false
     FROM nccl_ops
     WHERE collective IN ('Send', 'Recv', 'SendRecv')
       AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
 ),
 clipped AS NOT MATERIALIZED (
-    SELECT grp, iteration, layer,
+    SELECT grp, iteration, layer, alone,
            greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns
     FROM ops
@@ -59,7 +63,7 @@ iteration_spans AS (
 ),
 guessed AS (
     -- the iteration that launched an op is the clip's first guess of its tile
-    SELECT grp, start_ns, end_ns, layer, iteration AS window_id FROM clipped
+    SELECT grp, start_ns, end_ns, layer, alone, iteration AS window_id FROM clipped
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns
@@ -70,39 +74,14 @@ tiles AS (
       AND (getvariable('iteration_to') IS NULL
            OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
 ),
-tile_ops AS (
-    -- ops cut at tile boundaries (the iteration that launched an op is the clip's first guess)
-    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_clip(guessed, tiles)
-),
-tile_flat AS (
-    -- the rank's timeline by top layer; no piece crosses a tile boundary, and pieces that are a
-    -- whole op keep its tile (window_id)
-    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_flatten(tile_ops)
-),
-tile_lengths AS (
-    SELECT grp, window_id,
-           sum(end_ns - start_ns) AS busy_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS layer0_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS layer1_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS layer2_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS rest_ns
-    FROM (
-        SELECT * FROM tile_flat WHERE window_id IS NOT NULL
-        UNION ALL
-        -- pieces where ops overlap: find their tile by time
-        SELECT f.grp, f.start_ns, f.end_ns, f.layer, t.window_id
-        FROM (SELECT * FROM tile_flat WHERE window_id IS NULL) f
-        ASOF JOIN tiles t ON t.grp = f.grp AND f.start_ns >= t.start_ns
-    )
-    GROUP BY grp, window_id
-),
 rows AS (
     SELECT t.grp, t.window_id AS iteration, t.start_ns AS window_start_ns, t.end_ns AS window_end_ns,
            t.end_ns - t.start_ns AS window_ns,
            coalesce(b.busy_ns, 0) AS busy_ns, coalesce(b.layer0_ns, 0) AS compute_ns,
            coalesce(b.layer1_ns, 0) AS exposed_p2p_ns, coalesce(b.layer2_ns, 0) AS exposed_other_comm_ns
     FROM tiles t
-    LEFT JOIN tile_lengths b ON b.grp = t.grp AND b.window_id = t.window_id
+    LEFT JOIN intervals_window_breakdown(guessed, tiles) b
+           ON b.grp = t.grp AND b.window_id = t.window_id
 ),
 shape AS (
     SELECT r.run_id,

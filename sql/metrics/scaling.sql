@@ -1,5 +1,5 @@
 -- metric: scaling
--- version: 3
+-- version: 4
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
@@ -33,15 +33,21 @@ keys AS (
 ),
 ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other
-    SELECT rank_key AS grp, start_ns, end_ns,
+    SELECT rank_key AS grp, start_ns, end_ns, alone,
            CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
                      WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
     FROM gpu_ops
     WHERE run_id IN (SELECT run_id FROM chosen)
 ),
+crowded AS (
+    SELECT grp, start_ns, end_ns, layer FROM ops WHERE NOT alone
+),
 flat AS (
-    -- the GPU timeline of each rank by its top layer (compute > comm > memory > other)
-    SELECT * FROM intervals_flatten(ops)
+    -- the GPU timeline of each rank by its top layer (compute > comm > memory > other): an op
+    -- alone on the timeline is a piece by itself, only the others are flattened
+    SELECT grp, start_ns, end_ns, layer FROM ops WHERE alone AND end_ns > start_ns
+    UNION ALL
+    SELECT grp, start_ns, end_ns, layer FROM intervals_flatten(crowded)
 ),
 spans AS (
     SELECT grp, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM ops GROUP BY grp

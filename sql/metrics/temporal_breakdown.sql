@@ -1,5 +1,5 @@
 -- metric: temporal_breakdown
--- version: 2
+-- version: 3
 -- summary: GPU time of each rank (or iteration) split into compute, exposed communication, exposed memory, other and idle
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -23,12 +23,12 @@
 -- count too). iteration_from / iteration_to keep those iterations only; without per_iteration the
 -- kept iterations are summed into one row per rank (window_ns = their total span).
 -- Shell: SET VARIABLE per_iteration = true; .read sql/metrics/temporal_breakdown.sql
-WITH ops AS (
+WITH ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other; cut to the start_ns/end_ns window
     SELECT rank_key AS grp,
            greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
-           iteration,
+           iteration, alone,
            CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
                      WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
     FROM gpu_ops
@@ -37,43 +37,37 @@ WITH ops AS (
       AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
       AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
 ),
--- whole ranks -------------------------------------------------------------------------------
-rank_ops AS (
-    SELECT grp, start_ns, end_ns, layer FROM ops
-    WHERE NOT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
-      AND getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+by_iteration AS (
+    SELECT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+           OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+           AS yes
 ),
-rank_spans AS (
-    -- the rank's whole GPU span, needed only to cut W when a time window is given
-    SELECT rank_key AS grp, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM gpu_ops
-    WHERE (getvariable('start_ns') IS NOT NULL OR getvariable('end_ns') IS NOT NULL)
-      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-    GROUP BY rank_key
+-- whole ranks: one window per rank --------------------------------------------------------------
+rank_windows AS (
+    -- the rank's whole GPU span, cut to start_ns / end_ns (window_id 0), for ranks with ops in it
+    SELECT grp, 0 AS window_id,
+           greatest(first_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
+           least(last_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns
+    FROM (SELECT rank_key AS grp, min(start_ns) AS first_ns, max(end_ns) AS last_ns,
+                 count(*) FILTER (
+                     WHERE (getvariable('start_ns') IS NULL
+                            OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+                       AND (getvariable('end_ns') IS NULL
+                            OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))) AS in_window
+          FROM gpu_ops
+          WHERE NOT (SELECT yes FROM by_iteration)
+            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+          GROUP BY rank_key)
+    WHERE in_window > 0
 ),
-rank_rows AS (
-    SELECT b.grp, NULL::INTEGER AS iteration,
-           greatest(coalesce(s.first_ns, b.start_ns), CAST(getvariable('start_ns') AS BIGINT)) AS window_start_ns,
-           least(coalesce(s.last_ns, b.end_ns), CAST(getvariable('end_ns') AS BIGINT)) AS window_end_ns,
-           b.busy_ns, b.layer0_ns, b.layer1_ns, b.layer2_ns, b.rest_ns
-    FROM intervals_breakdown(rank_ops) b
-    LEFT JOIN rank_spans s ON s.grp = b.grp
-),
--- iterations --------------------------------------------------------------------------------
+-- iterations: tiles of the rank's timeline --------------------------------------------------------
 iteration_spans AS (
     -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
     SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
     FROM ops
-    WHERE iteration IS NOT NULL
-      AND (coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
-           OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
+    WHERE iteration IS NOT NULL AND (SELECT yes FROM by_iteration)
     GROUP BY grp, iteration
-),
-windowed_ops AS (
-    -- the iteration that launched an op is the clip's first guess of its tile
-    SELECT grp, start_ns, end_ns, layer, iteration AS window_id FROM ops
-    WHERE coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
-       OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns
@@ -84,58 +78,40 @@ tiles AS (
       AND (getvariable('iteration_to') IS NULL
            OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
 ),
-tile_ops AS (
-    -- ops cut at tile boundaries (the iteration that launched an op is the clip's first guess)
-    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_clip(windowed_ops, tiles)
+windows AS (
+    SELECT * FROM rank_windows
+    UNION ALL
+    SELECT * FROM tiles
 ),
-tile_flat AS (
-    -- the rank's timeline by top layer; no piece crosses a tile boundary, and pieces that are a
-    -- whole op keep its tile (window_id)
-    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_flatten(tile_ops)
+windowed_ops AS (
+    -- the window an op most likely lies in: its rank's, or the iteration that launched it
+    SELECT grp, start_ns, end_ns, layer, alone,
+           CASE WHEN (SELECT yes FROM by_iteration) THEN iteration ELSE 0 END AS window_id
+    FROM ops
 ),
-tile_lengths AS (
-    SELECT grp, window_id,
-           sum(end_ns - start_ns) AS busy_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS layer0_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS layer1_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS layer2_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS rest_ns
-    FROM (
-        SELECT * FROM tile_flat WHERE window_id IS NOT NULL
-        UNION ALL
-        -- pieces where ops overlap: find their tile by time
-        SELECT f.grp, f.start_ns, f.end_ns, f.layer, t.window_id
-        FROM (SELECT * FROM tile_flat WHERE window_id IS NULL) f
-        ASOF JOIN tiles t ON t.grp = f.grp AND f.start_ns >= t.start_ns
-    )
-    GROUP BY grp, window_id
-),
-tile_rows AS (
-    SELECT t.grp, t.window_id AS iteration, t.start_ns AS window_start_ns, t.end_ns AS window_end_ns,
+window_rows AS (
+    SELECT w.grp, CASE WHEN (SELECT yes FROM by_iteration) THEN w.window_id END AS iteration,
+           w.start_ns AS window_start_ns, w.end_ns AS window_end_ns,
            coalesce(b.busy_ns, 0) AS busy_ns, coalesce(b.layer0_ns, 0) AS layer0_ns,
            coalesce(b.layer1_ns, 0) AS layer1_ns, coalesce(b.layer2_ns, 0) AS layer2_ns,
            coalesce(b.rest_ns, 0) AS rest_ns
-    FROM tiles t
-    LEFT JOIN tile_lengths b ON b.grp = t.grp AND b.window_id = t.window_id
+    FROM windows w
+    LEFT JOIN intervals_window_breakdown(windowed_ops, windows) b
+           ON b.grp = w.grp AND b.window_id = w.window_id
 ),
-windows AS (
+windows_out AS (
     SELECT grp, iteration, window_start_ns, window_end_ns,
            window_end_ns - window_start_ns AS window_ns,
            busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns
-    FROM rank_rows
-    UNION ALL
-    SELECT grp, iteration, window_start_ns, window_end_ns,
-           window_end_ns - window_start_ns,
-           busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns
-    FROM tile_rows
-    WHERE coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+    FROM window_rows
+    WHERE iteration IS NULL OR coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
     UNION ALL
     -- an iteration range without per_iteration: the kept iterations summed per rank
     SELECT grp, NULL, min(window_start_ns), max(window_end_ns),
            sum(window_end_ns - window_start_ns),
            sum(busy_ns), sum(layer0_ns), sum(layer1_ns), sum(layer2_ns), sum(rest_ns)
-    FROM tile_rows
-    WHERE NOT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
+    FROM window_rows
+    WHERE iteration IS NOT NULL AND NOT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
     GROUP BY grp
 )
 SELECT
@@ -155,6 +131,6 @@ SELECT
     w.layer2_ns * 100.0 / nullif(w.window_ns, 0) AS exposed_mem_pct,
     w.rest_ns * 100.0 / nullif(w.window_ns, 0) AS exposed_other_pct,
     (w.window_ns - w.busy_ns) * 100.0 / nullif(w.window_ns, 0) AS idle_pct
-FROM windows w
+FROM windows_out w
 JOIN ranks k ON k.rank_key = w.grp
 ORDER BY k.run_id, k.rank, w.iteration NULLS FIRST;

@@ -2,6 +2,7 @@
 --   intervals_union(t)            merged busy islands (+ the gap before each)
 --   intervals_flatten(t)          the timeline by top priority layer (compute > comm > ...)
 --   intervals_breakdown(t)        per group: time of each of layers 0-2 and the rest, and busy time
+--   intervals_window_breakdown(t, windows)  the same per window (iterations), skipping lone intervals
 --   intervals_intersect(a, b)     U a n U b as pieces
 --   intervals_difference(a, b)    U a \ U b as pieces
 --   intervals_overlap_sum(t)      intervals (and a value) in flight, as a step function
@@ -448,20 +449,26 @@ WHERE start_ns IS NOT NULL;
 -- Output: one row per (interval, window) they share time in: the interval's columns with
 -- start_ns and end_ns clipped to the window and window_id set to it. Pieces of zero length are
 -- dropped, except zero-length intervals, which belong to the window with start_ns <= t < end_ns.
--- Algorithm: a hash join checks each guess; an ASOF join finds the window each remaining
--- interval starts in, and those that run past its end (or start before any) are joined to the
--- later windows they reach.
+-- Algorithm: intervals outside the span of their group's windows are dropped; a hash join checks
+-- each guess; an ASOF join finds the window each remaining interval starts in, and those that
+-- run past its end (or start before any) are joined to the later windows they reach.
 CREATE OR REPLACE MACRO intervals_clip(intervals, windows) AS TABLE
 WITH __iv_win AS (
     SELECT grp AS __iv_wgrp, window_id AS __iv_wid, start_ns AS __iv_ws, end_ns AS __iv_we
     FROM query_table(windows)
     WHERE start_ns IS NOT NULL AND end_ns > start_ns
+), __iv_span AS (
+    SELECT __iv_wgrp, min(__iv_ws) AS __iv_first, max(__iv_we) AS __iv_last FROM __iv_win
+    GROUP BY __iv_wgrp
 ), __iv_guess AS (
+    -- intervals that reach no window of their group are left out first
     SELECT i.*, w.__iv_ws, w.__iv_we,
            coalesce(i.start_ns >= w.__iv_ws AND i.end_ns <= w.__iv_we
                     AND (i.end_ns > i.start_ns OR i.start_ns < w.__iv_we), false) AS __iv_inside
     FROM (SELECT * FROM query_table(intervals)
           WHERE start_ns IS NOT NULL AND end_ns >= start_ns) i
+    JOIN __iv_span s
+      ON s.__iv_wgrp = i.grp AND i.end_ns >= s.__iv_first AND i.start_ns <= s.__iv_last
     LEFT JOIN __iv_win w ON w.__iv_wgrp = i.grp AND w.__iv_wid = i.window_id
 ), __iv_first AS (
     SELECT i.* EXCLUDE (window_id, __iv_ws, __iv_we, __iv_inside),
@@ -482,3 +489,47 @@ SELECT i.* EXCLUDE (window_id, __iv_ws, __iv_we)
 FROM (SELECT * FROM __iv_first WHERE end_ns > coalesce(__iv_we, start_ns)) i
 JOIN __iv_win w
   ON w.__iv_wgrp = i.grp AND w.__iv_ws > i.start_ns AND w.__iv_ws < i.end_ns;
+
+
+
+-- intervals_window_breakdown(intervals, windows): intervals_breakdown per window of a timeline
+-- (a rank's span, its iterations), for intervals of which most are known to overlap nothing.
+-- Input: intervals with grp, start_ns, end_ns, layer (as intervals_breakdown), window_id (a guess
+-- of the window, as intervals_clip takes) and alone (BOOLEAN: TRUE only for an interval that
+-- overlaps and touches no other interval of its group, such as gpu_ops.alone; FALSE is always
+-- correct, only slower); windows as intervals_clip takes them.
+-- Output: grp, window_id, busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns (BIGINT) per window
+-- with intervals in it, over the intervals cut to the window.
+-- Algorithm: the pieces of intervals that are alone are summed as they are; only the others are
+-- flattened (intervals_flatten). A flattened piece keeps its window when it is a whole interval;
+-- the rest find theirs by time (an as-of join on window starts).
+CREATE OR REPLACE MACRO intervals_window_breakdown(intervals, windows) AS TABLE
+WITH __iv_alone AS (
+    SELECT * FROM query_table(intervals) WHERE alone
+), __iv_crowded AS (
+    SELECT * FROM query_table(intervals) WHERE NOT alone
+), __iv_crowded_pieces AS (
+    SELECT grp, start_ns, end_ns, CASE WHEN layer IN (0, 1, 2) THEN layer END AS layer, window_id
+    FROM intervals_clip(__iv_crowded, windows)
+), __iv_flat AS (
+    SELECT grp, start_ns, end_ns, layer, window_id FROM intervals_flatten(__iv_crowded_pieces)
+), __iv_win AS (
+    SELECT grp, window_id, start_ns FROM query_table(windows) WHERE end_ns > start_ns
+)
+SELECT grp, window_id,
+       CAST(sum(end_ns - start_ns) AS BIGINT) AS busy_ns,
+       CAST(coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS BIGINT) AS layer0_ns,
+       CAST(coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS BIGINT) AS layer1_ns,
+       CAST(coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS BIGINT) AS layer2_ns,
+       CAST(coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS BIGINT) AS rest_ns
+FROM (
+    SELECT grp, start_ns, end_ns, CASE WHEN layer IN (0, 1, 2) THEN layer END AS layer, window_id
+    FROM intervals_clip(__iv_alone, windows)
+    UNION ALL
+    SELECT * FROM __iv_flat WHERE window_id IS NOT NULL
+    UNION ALL
+    SELECT f.grp, f.start_ns, f.end_ns, f.layer, w.window_id
+    FROM (SELECT * FROM __iv_flat WHERE window_id IS NULL) f
+    ASOF JOIN __iv_win w ON w.grp = f.grp AND f.start_ns >= w.start_ns
+)
+GROUP BY grp, window_id;

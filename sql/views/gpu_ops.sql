@@ -3,6 +3,8 @@
 -- memory kinds are NULL for kernels. rank_key is one BIGINT per (run_id, rank), as in `ranks`:
 -- metrics group and sort millions of ops by it (a VARCHAR run_id costs 2-3x more to sort and
 -- join); a rank's ops all come from one file, so file_id and rank make it without a join.
+-- alone and device_prev_end_ns let busy / idle metrics answer the ops that overlap nothing
+-- with sums, and sort only the rest.
 CREATE OR REPLACE VIEW gpu_ops AS
 SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, device_id, context_id, stream_id,
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
@@ -16,19 +18,24 @@ SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, devi
        NULL::VARCHAR AS src_kind,      -- memory kinds: Pageable, Pinned, Device, ...
        NULL::VARCHAR AS dst_kind,
        iteration,
-       launch_ns                       -- start of the launching CUDA API call (NULL: not in the trace)
+       launch_ns,                      -- start of the launching CUDA API call (NULL: not in the trace)
+       -- the op's place on the timeline (sql/gpu_op_timeline.sql, filled in at ingest):
+       coalesce(alone, false) AS alone,  -- no other GPU op of the rank overlaps or touches it
+       device_prev_end_ns              -- latest end of the device's earlier ops (NULL: none)
 FROM store.kernels LEFT JOIN store.kernel_names n USING (name)
 UNION ALL
 SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
        'memcpy', 'memcpy', memcpy_name(copy_kind), correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       bytes, src_kind, dst_kind, iteration, launch_ns
+       bytes, src_kind, dst_kind, iteration, launch_ns, coalesce(alone, false),
+       device_prev_end_ns
 FROM store.memcpy
 UNION ALL
 SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
        'memset', 'memset', '[CUDA memset]', correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       bytes, mem_kind, NULL, iteration, launch_ns
+       bytes, mem_kind, NULL, iteration, launch_ns, coalesce(alone, false),
+       device_prev_end_ns
 FROM store.memset;

@@ -211,6 +211,7 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
         facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
     set_variables(con, file_id=file_id)
     run_script(con, sql_dir() / "kernel_names_add.sql")
+    run_script(con, sql_dir() / "gpu_op_timeline.sql")
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(
         "INSERT INTO store.sources (file_id, run_id, path, sha256, format, tool_version, "
