@@ -120,3 +120,24 @@ def test_ops_stored_before_migration_6_get_their_place(db_path, tmp_path, monkey
         "SELECT file_id, op, start_ns, alone, device_prev_end_ns FROM gpu_ops").fetchall())
     assert got == [(1, "kernel", 100, False, None), (1, "memcpy", 150, False, 200),
                    (1, "memset", 300, True, 200), (2, "kernel", 500, True, None)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_metrics_give_the_same_rows_without_the_alone_shortcut_on_random_timelines(tmp_path, seed):
+    # Two devices per rank, ops that overlap across devices, ties, zero-length ops: the metrics
+    # that sum lone ops and sweep the rest must answer as the sweep of everything does.
+    from tracewh.metrics import list_metrics, run_metric
+    ranks = random_ranks(100 + seed)
+    for rank in ranks:  # launch times, so that idle_gaps tells its causes apart
+        for op in rank.ops:
+            op.launch = op.start - (seed * 7 + op.start) % 13
+    con = build(tmp_path / "w.duckdb", [Run("run", ranks)])
+    cases = [(m, p) for m in list_metrics()
+             for p in ({}, {"start_ns": str(1_700_000_000_000_000_000 + 150)})
+             if set(p) <= {param.name for param in m.params}]
+    before = [run_metric(con, m, p).to_pylist() for m, p in cases]
+    for table in ("kernels", "memcpy", "memset"):
+        con.execute(f"UPDATE store.{table} SET alone = false")
+    after = [run_metric(con, m, p).to_pylist() for m, p in cases]
+    for (m, p), b, a in zip(cases, before, after):
+        assert b == a, (m.name, p)

@@ -479,6 +479,25 @@ def test_idle_gaps_causes_and_sizes(con):
     assert total == rows(con, "temporal_breakdown", run="job", rank=0)[0]["idle_ns"]
 
 
+@pytest.mark.parametrize("window", [(10, None), (20, None), (25, None), (44, 90), (None, 45),
+                                    (46, 81), (0, 115)])
+def test_idle_gaps_in_a_time_window(con, window):
+    # ops cut to [start_ns, end_ns] first (kept when they overlap it, bounds included): a gap
+    # before the first island in the window is not counted, an op ending right at start_ns is
+    # a zero-length island there
+    lo, hi = window
+    cut = [Op(o.kind, o.start if lo is None else max(o.start, lo),
+              o.end if hi is None else min(o.end, hi), launch=o.launch)
+           for o in R0.ops if (lo is None or o.end >= lo) and (hi is None or o.start <= hi)]
+    params = {k: BASE + v for k, v in (("start_ns", lo), ("end_ns", hi)) if v is not None}
+    got = rows(con, "idle_gaps", run="job", rank=0, **params)
+    want = {}
+    for cause, size in expected_gaps(cut, 30000):
+        want.setdefault(cause, []).append(size)
+    assert {r["cause"]: (r["gaps"], r["total_ns"]) for r in got} == {
+        c: (len(v), sum(v)) for c, v in want.items()}
+
+
 def test_idle_gaps_size_buckets(con, tmp_path):
     ops = [Op("compute", 0, 1, launch=0)]
     for gap in (500, 5_000, 50_000, 500_000, 5_000_000, 50_000_000):
