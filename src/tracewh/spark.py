@@ -12,9 +12,11 @@ pyspark is an optional dependency: `pip install 'tracewh[spark]'` (and a Java 17
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import shutil
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -56,7 +58,12 @@ def spark_session(master: str = "local[2]", shuffle_partitions: int = 4,
         raise SparkUnavailable(reason)
     from pyspark.sql import SparkSession
 
+    # Spark makes its warehouse folder (spark-warehouse/) in the working directory unless told
+    # otherwise; tracewh registers temporary views only, so a throwaway folder serves
+    scratch = tempfile.mkdtemp(prefix="tracewh-spark-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     session = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.sql.warehouse.dir", scratch)
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.bindAddress", "127.0.0.1")
