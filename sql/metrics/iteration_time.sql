@@ -1,5 +1,5 @@
 -- metric: iteration_time
--- version: 1
+-- version: 2
 -- summary: Iteration (training step) time per rank and across ranks: median, p90, mean, min, max
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -16,24 +16,8 @@
 -- Summary rows (default): iterations, median_ns (mean of the middle two for an even count),
 -- p90_ns (continuous), mean_ns, min_ns, max_ns per rank and across ranks. per_iteration=true
 -- gives one row per iteration instead (start_ns, end_ns, dur_ns).
-WITH named AS (
-    SELECT run_id, rank, start_ns, end_ns,
-           coalesce(iteration_number(name),
-                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
-    FROM nvtx_ranges
-    WHERE getvariable('step_pattern') IS NOT NULL
-      AND kind IN ('push_pop', 'start_end', 'annotation')
-      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
-),
-steps AS (
-    SELECT run_id, rank, iteration, start_ns, end_ns, is_first, is_last
-    FROM iterations
-    WHERE getvariable('step_pattern') IS NULL
-    UNION ALL
-    SELECT run_id, rank, iteration, start_ns, end_ns,
-           iteration = min(iteration) OVER r, iteration = max(iteration) OVER r
-    FROM named
-    WINDOW r AS (PARTITION BY run_id, rank)
+WITH steps AS (
+    SELECT * FROM training_steps(getvariable('step_pattern'))
 ),
 kept AS (
     SELECT s.run_id, s.rank, s.iteration, s.start_ns, s.end_ns, s.end_ns - s.start_ns AS dur_ns,

@@ -1,5 +1,5 @@
 -- metric: nvtx_phases
--- version: 1
+-- version: 2
 -- summary: Per iteration, the time of named NVTX phases (forward, backward, optimizer step, ...) with UTC start and end
 -- unit: ns
 -- grain: run_id, rank, iteration, phase
@@ -18,20 +18,10 @@
 --   end_ns         last end, UTC ns
 --   iteration_ns   the iteration's duration; share_pct = total_ns / iteration_ns x 100
 -- Phases outside every iteration, and ranges still open at the end of the capture, are left out.
-WITH named AS (
-    SELECT run_id, rank, start_ns, end_ns,
-           coalesce(iteration_number(name),
-                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
-    FROM nvtx_ranges
-    WHERE getvariable('step_pattern') IS NOT NULL
-      AND kind IN ('push_pop', 'start_end', 'annotation')
-      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
-),
-steps AS (
-    SELECT run_id, rank, iteration, start_ns, end_ns FROM iterations
-    WHERE getvariable('step_pattern') IS NULL AND end_ns IS NOT NULL
-    UNION ALL
-    SELECT run_id, rank, iteration, start_ns, end_ns FROM named WHERE end_ns IS NOT NULL
+WITH steps AS (
+    SELECT run_id, rank, iteration, start_ns, end_ns
+    FROM training_steps(getvariable('step_pattern'))
+    WHERE end_ns IS NOT NULL
 ),
 kept_steps AS (
     SELECT * FROM steps

@@ -1,5 +1,5 @@
 -- metric: scaling
--- version: 4
+-- version: 5
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
@@ -136,23 +136,8 @@ sizes AS (
     FROM chosen c LEFT JOIN ranks r ON r.run_id = c.run_id
     GROUP BY c.run_id
 ),
-named AS (
-    SELECT run_id, rank, start_ns, end_ns,
-           coalesce(iteration_number(name),
-                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
-    FROM nvtx_ranges
-    WHERE getvariable('step_pattern') IS NOT NULL
-      AND kind IN ('push_pop', 'start_end', 'annotation')
-      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
-),
 steps AS (
-    SELECT run_id, rank, iteration, start_ns, end_ns, is_first, is_last FROM iterations
-    WHERE getvariable('step_pattern') IS NULL
-    UNION ALL
-    SELECT run_id, rank, iteration, start_ns, end_ns,
-           iteration = min(iteration) OVER r, iteration = max(iteration) OVER r
-    FROM named
-    WINDOW r AS (PARTITION BY run_id, rank)
+    SELECT * FROM training_steps(getvariable('step_pattern'))
 ),
 step_time AS (
     SELECT run_id, median(dur_ns) AS step_ns

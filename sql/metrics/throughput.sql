@@ -1,5 +1,5 @@
 -- metric: throughput
--- version: 1
+-- version: 2
 -- summary: Training throughput from run metadata: tokens/s = global batch x sequence length / median iteration time
 -- unit: tokens/s
 -- grain: run_id
@@ -14,24 +14,8 @@
 --   tokens_per_s   runs.batch_size x runs.seq_len / median iteration time
 -- Values that cannot be known are NULL and `reason` says why (no workload card batch size or
 -- sequence length, no complete iteration); reason is NULL when tokens_per_s is known.
-WITH named AS (
-    SELECT run_id, rank, start_ns, end_ns,
-           coalesce(iteration_number(name),
-                    CAST(row_number() OVER (PARTITION BY run_id, rank ORDER BY start_ns, range_id) AS INTEGER)) AS iteration
-    FROM nvtx_ranges
-    WHERE getvariable('step_pattern') IS NOT NULL
-      AND kind IN ('push_pop', 'start_end', 'annotation')
-      AND regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR))
-),
-steps AS (
-    SELECT run_id, rank, iteration, start_ns, end_ns, is_first, is_last
-    FROM iterations
-    WHERE getvariable('step_pattern') IS NULL
-    UNION ALL
-    SELECT run_id, rank, iteration, start_ns, end_ns,
-           iteration = min(iteration) OVER r, iteration = max(iteration) OVER r
-    FROM named
-    WINDOW r AS (PARTITION BY run_id, rank)
+WITH steps AS (
+    SELECT * FROM training_steps(getvariable('step_pattern'))
 ),
 across AS (
     SELECT s.run_id, s.iteration,

@@ -10,7 +10,8 @@ SQL that reads only the public views (the tables of a Parquet lake, `tracewh exp
    DuckDB's message);
 3. macros: scalar macros of sql/views/_*.sql (`kernel_kind(name)`, ...) are inlined as
    expressions; table macros (`intervals_union(ops)`, ... taking a table NAME through
-   `query_table`) are inlined as CTEs of their own, hoisted before the CTE that calls them;
+   `query_table`, or a value: `training_steps(getvariable('step_pattern'))`) are inlined as
+   CTEs of their own, hoisted before the CTE that calls them;
 4. `AS [NOT] MATERIALIZED` is dropped; `SELECT * EXCLUDE (...) REPLACE (...)` and every other
    star are expanded from the view schemas (sqlglot's qualify); `UNION ALL BY NAME` is aligned
    by name; `ASOF [LEFT] JOIN` becomes an equi-join on the right side's next (or previous) key;
@@ -382,7 +383,8 @@ def _table_macro_call(node: exp.Expression, macros: dict[str, Macro]) -> bool:
 
 def _inline_table_macros(query: exp.Expression, macros: dict[str, Macro], counter) -> None:
     """Each `FROM macro(rel, ...)` becomes a reference to CTEs holding the macro's body, with
-    `query_table(param)` replaced by the relation named in the call."""
+    `query_table(param)` replaced by the relation named in the call and value parameters by
+    the call's (bound) values."""
     while True:
         call_site = next((t for t in query.find_all(exp.Table) if _table_macro_call(t, macros)),
                          None)
@@ -390,12 +392,21 @@ def _inline_table_macros(query: exp.Expression, macros: dict[str, Macro], counte
             return
         call = call_site.this
         macro = macros[call.name.lower()]
-        names = [arg.name for arg in call.expressions]
-        if len(names) != len(macro.params) or not all(names):
-            raise TranspileError(f"{macro.name}() takes {len(macro.params)} relation name(s), "
+        if len(call.expressions) != len(macro.params):
+            raise TranspileError(f"{macro.name}() takes {len(macro.params)} argument(s), "
                                  f"got {call.sql('duckdb')}")
-        mapping = dict(zip(macro.params, names))
+        # a bare name is a relation (read through query_table); anything else is a value, such
+        # as training_steps(getvariable('step_pattern')) once the variable is bound
+        relations = {param: arg.name for param, arg in zip(macro.params, call.expressions)
+                     if isinstance(arg, exp.Column) and not arg.table}
+        names = list(relations.values())
+        mapping = relations
         body = macro.body.copy()
+        values = {param: arg for param, arg in zip(macro.params, call.expressions)
+                  if param not in relations}
+        for column in list(body.find_all(exp.Column)):
+            if not column.table and column.name.lower() in values:
+                column.replace(values[column.name.lower()].copy())
         for table in list(body.find_all(exp.Table)):
             if not isinstance(table.this, exp.Anonymous):
                 continue
