@@ -198,6 +198,46 @@ def test_macros_equal_brute_force(mem, seed):
             assert breakdown == []
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_window_breakdown_equals_brute_force(mem, seed):
+    # per window, the time of each top layer over the intervals cut to it; the alone flag is set
+    # (as gpu_ops.alone) only where nothing else overlaps or touches, and the window guesses are
+    # right, wrong or missing
+    rnd = random.Random(1000 + seed)
+    layered = random_groups(rnd, 14, with_values=True)
+    rows, windows = [], []
+    for g, items in layered.items():
+        edges = sorted(rnd.sample(range(0, 50), 4))
+        tiles = [(w, edges[w], edges[w + 1]) for w in range(3) if rnd.random() < 0.8]
+        windows += [(g, w, ws, we) for w, ws, we in tiles]
+        for i, (s, e, y) in enumerate(items):
+            alone = not any(j != i and x <= e and s <= z for j, (x, z, _) in enumerate(items))
+            guess = rnd.choice([None, 0, 1, 2, 7])
+            rows.append((g, s, e, y, guess, alone and rnd.random() < 0.8))
+    mem.execute("CREATE OR REPLACE TABLE wl (grp INTEGER, start_ns BIGINT, end_ns BIGINT, "
+                "layer INTEGER, window_id INTEGER, alone BOOLEAN)")
+    mem.execute("CREATE OR REPLACE TABLE ww (grp INTEGER, window_id INTEGER, start_ns BIGINT, "
+                "end_ns BIGINT)")
+    for table, data in (("wl", rows), ("ww", windows)):
+        if data:
+            mem.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(data[0]))})", data)
+    got = {(g, w): rest for g, w, *rest in mem.execute(
+        "SELECT grp, window_id, busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns "
+        "FROM intervals_window_breakdown(wl, ww)").fetchall()}
+    want = {}
+    for g, w, ws, we in windows:
+        top = []
+        for t in range(ws, we):
+            live = [y for s, e, y in layered[g] if s <= t < e]
+            if live:
+                ranked = [y for y in live if y in (0, 1, 2)]
+                top.append(min(ranked) if ranked else None)
+        if top:
+            want[(g, w)] = [len(top), *(top.count(k) for k in (0, 1, 2)), top.count(None)]
+    # a window with no busy time may have a row of zeros or none (callers join and coalesce)
+    assert {k: v for k, v in got.items() if v[0]} == want
+
+
 @pytest.mark.parametrize("preserve_order", [True, False])
 def test_macros_on_many_chunks_and_threads(preserve_order):
     """The streaming passes rely on the order of a sorted input: check them on inputs of many

@@ -447,7 +447,7 @@ WHERE start_ns IS NOT NULL;
 -- a good guess (the iteration that launched a GPU op, for iteration tiles) makes clipping cheap;
 -- a wrong or NULL guess only costs time.
 -- Output: one row per (interval, window) they share time in: the interval's columns with
--- start_ns and end_ns clipped to the window and window_id set to it. Pieces of zero length are
+-- start_ns and end_ns clipped to the window and window_id (moved to the last column) set to it. Pieces of zero length are
 -- dropped, except zero-length intervals, which belong to the window with start_ns <= t < end_ns.
 -- Algorithm: intervals outside the span of their group's windows are dropped; a hash join checks
 -- each guess; an ASOF join finds the window each remaining interval starts in, and those that
@@ -476,7 +476,9 @@ WITH __iv_win AS (
     FROM (SELECT * FROM __iv_guess WHERE NOT __iv_inside) i
     ASOF LEFT JOIN __iv_win w ON w.__iv_wgrp = i.grp AND i.start_ns >= w.__iv_ws
 )
-SELECT * EXCLUDE (__iv_ws, __iv_we, __iv_inside) FROM __iv_guess WHERE __iv_inside
+-- window_id goes last in every branch (the later ones add it), whatever its place in the input
+SELECT * EXCLUDE (window_id, __iv_ws, __iv_we, __iv_inside), window_id FROM __iv_guess
+WHERE __iv_inside
 UNION ALL
 SELECT * EXCLUDE (__iv_ws, __iv_we) REPLACE (least(end_ns, __iv_we) AS end_ns)
 FROM __iv_first
@@ -498,8 +500,9 @@ JOIN __iv_win w
 -- of the window, as intervals_clip takes) and alone (BOOLEAN: TRUE only for an interval that
 -- overlaps and touches no other interval of its group, such as gpu_ops.alone; FALSE is always
 -- correct, only slower); windows as intervals_clip takes them.
--- Output: grp, window_id, busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns (BIGINT) per window
--- with intervals in it, over the intervals cut to the window.
+-- Output: grp, window_id, busy_ns, layer0_ns, layer1_ns, layer2_ns, rest_ns (BIGINT) per window,
+-- over the intervals cut to it. A window with no busy time may have no row: join the windows to
+-- the result and take missing rows as zeros.
 -- Algorithm: the pieces of intervals that are alone are summed as they are; only the others are
 -- flattened (intervals_flatten). A flattened piece keeps its window when it is a whole interval;
 -- the rest find theirs by time (an as-of join on window starts).
