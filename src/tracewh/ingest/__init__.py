@@ -77,21 +77,31 @@ def ingest_paths(
     jobs = max(1, jobs or os.cpu_count() or 1)
     files_per_run = Counter(c.run_id for c in candidates if c.format != SERIES_CSV)
     queue = iter(candidates)
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
-        def submit(c):
-            return pool.submit(_prepare, con, c, replace, series_options or {})
+    # DuckDB's threads shared out among the files in flight: each file's statements then run on
+    # the thread that issues them while the files keep the cores busy side by side; DuckDB's own
+    # parallelism inside each statement only added overhead (Kineto bench, 2 cores, 6 runs each:
+    # median 10.4 s instead of 12.1, best runs 17.7 CPU s instead of 19.3). Restored at the end
+    # for the checkpoint at close, which uses every thread. A file alone still gets them all.
+    threads = first_row(con, "SELECT current_setting('threads')")[0]
+    con.execute(f"SET threads = {max(1, threads // min(jobs, max(1, len(candidates))))}")
+    try:
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
+            def submit(c):
+                return pool.submit(_prepare, con, c, replace, series_options or {})
 
-        # At most `jobs` files at once, the one being written included: it holds its rows and a
-        # core too, and one more file in decoding only made the threads contend (measured on
-        # the Kineto bench: the same time, 140 MB more memory).
-        ahead = deque(submit(c) for c in islice(queue, jobs))
-        while ahead:
-            prepared = ahead.popleft().result()
-            alone = files_per_run[prepared.candidate.run_id] == 1
-            result = _finish(prepared, rank_rules or [], replace, alone, series_options or {})
-            ahead.extend(submit(c) for c in islice(queue, 1))
-            results.append(result)
-            on_file and on_file(result)
+            # At most `jobs` files at once, the one being written included: it holds its rows and a
+            # core too, and one more file in decoding only made the threads contend (measured on
+            # the Kineto bench: the same time, 140 MB more memory).
+            ahead = deque(submit(c) for c in islice(queue, jobs))
+            while ahead:
+                prepared = ahead.popleft().result()
+                alone = files_per_run[prepared.candidate.run_id] == 1
+                result = _finish(prepared, rank_rules or [], replace, alone, series_options or {})
+                ahead.extend(submit(c) for c in islice(queue, 1))
+                results.append(result)
+                on_file and on_file(result)
+    finally:
+        con.execute(f"SET threads = {threads}")
     return results
 
 
