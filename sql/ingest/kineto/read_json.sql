@@ -7,7 +7,8 @@ CREATE OR REPLACE TEMP VIEW _kineto_events AS
 SELECT cat, name,
        TRY_CAST(pid AS BIGINT) AS pid,
        TRY_CAST(tid AS BIGINT) AS tid,
-       CASE WHEN json_type(tid) = 'VARCHAR' THEN tid ->> '$' END AS tid_text,
+       -- a string tid: its JSON text starts with a quote (cheaper to test than json_type)
+       CASE WHEN starts_with(tid, '"') THEN tid ->> '$' END AS tid_text,
        ts, NULL::VARCHAR AS ts_text, dur, CAST(args AS VARCHAR) AS args
 FROM read_json(getvariable('events_file'), format = 'array', maximum_object_size = 33554432,
                columns = {ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'JSON',
