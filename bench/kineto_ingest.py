@@ -33,6 +33,7 @@ With ``--repeat N`` every measurement runs N times: the best time and the highes
 machine may be shared; the spread is printed).
 
     python bench/kineto_ingest.py [--mb-per-rank 100] [--repeat 1] [--out bench/out] [--shared ../shared]
+                                  [--ingest-only] [--stages]
 """
 
 from __future__ import annotations
@@ -316,6 +317,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--shared", type=Path,
                         default=Path(os.environ.get("TRACEWH_SHARED", REPO.parent / "shared")))
+    parser.add_argument("--ingest-only", action="store_true",
+                        help="measure tracewh ingest alone, not the other parsers (quicker repeats)")
     parser.add_argument("--stages", action="store_true",
                         help="also ingest the files one by one on one thread and print the CPU seconds "
                         "per file of every stage")
@@ -359,11 +362,12 @@ def main() -> None:
         events = int(r["stdout"].split("\n")[-2].split()[1])  # the last line: seconds, count
         rows.append((label, r, seconds, events))
 
-    decoder("DuckDB read_json, unnest, count", [sys.executable, "-c", DUCKDB, "count", str(max_object), *names])
-    decoder("DuckDB read_json + 9 fields", [sys.executable, "-c", DUCKDB, "fields", str(max_object), *names])
-    decoder("msgspec.json.decode (GC on)", [sys.executable, "-c", MSGSPEC, "on", *names])
-    decoder("msgspec.json.decode (GC off)", [sys.executable, "-c", MSGSPEC, "off", *names])
-    decoder("orjson.loads", [sys.executable, "-c", ORJSON, *names])
+    if not args.ingest_only:
+        decoder("DuckDB read_json, unnest, count", [sys.executable, "-c", DUCKDB, "count", str(max_object), *names])
+        decoder("DuckDB read_json + 9 fields", [sys.executable, "-c", DUCKDB, "fields", str(max_object), *names])
+        decoder("msgspec.json.decode (GC on)", [sys.executable, "-c", MSGSPEC, "on", *names])
+        decoder("msgspec.json.decode (GC off)", [sys.executable, "-c", MSGSPEC, "off", *names])
+        decoder("orjson.loads", [sys.executable, "-c", ORJSON, *names])
 
     with tempfile.TemporaryDirectory(prefix="tracewh-bench-") as tmp:
         db = Path(tmp) / "bench.duckdb"
