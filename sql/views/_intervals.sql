@@ -222,50 +222,6 @@ UNION ALL
 SELECT * FROM _intervals_flatten_lane(__iv_intervals_1);
 
 
--- intervals_breakdown(intervals): per group, how long each priority layer is the top one.
--- Input: grp, start_ns, end_ns, layer (INTEGER). Layers 0, 1 and 2 are ranked: at every instant
--- the time goes to the lowest-numbered layer in flight. Rows of any other layer (NULL, 3, ...)
--- form the "rest", which gets the time no ranked layer covers.
--- Output: one row per group:
---     grp
---     start_ns     first start of the group (BIGINT)
---     end_ns       last end of the group (BIGINT)
---     busy_ns      |U all|: time at least one interval is in flight
---     layer0_ns    |U layer 0|
---     layer1_ns    |U layer 1 \ U layer 0|
---     layer2_ns    |U layer 2 \ (U layer 0 u U layer 1)|
---     rest_ns      |U rest \ U layers 0-2|;  layer0 + layer1 + layer2 + rest = busy
--- Example: temporal breakdown with compute = 0, comm = 1, memory = 2 gives compute time,
--- exposed communication and exposed memory time; idle = (end_ns - start_ns) - busy_ns.
--- Algorithm: intervals_flatten, summed per layer.
-CREATE OR REPLACE MACRO intervals_breakdown(intervals) AS TABLE
-WITH __iv_ranked AS MATERIALIZED (
-    SELECT grp, start_ns, end_ns, CASE WHEN layer IN (0, 1, 2) THEN layer END AS layer
-    FROM query_table(intervals)
-), __iv_span AS (
-    SELECT grp, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM __iv_ranked
-    WHERE start_ns IS NOT NULL AND end_ns >= start_ns
-    GROUP BY grp
-), __iv_lengths AS (
-    SELECT grp,
-           sum(end_ns - start_ns) AS busy_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 0), 0) AS layer0_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 1), 0) AS layer1_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer = 2), 0) AS layer2_ns,
-           coalesce(sum(end_ns - start_ns) FILTER (WHERE layer IS NULL), 0) AS rest_ns
-    FROM intervals_flatten(__iv_ranked)
-    GROUP BY grp
-)
-SELECT s.grp, s.start_ns, s.end_ns,
-       CAST(coalesce(l.busy_ns, 0) AS BIGINT) AS busy_ns,
-       CAST(coalesce(l.layer0_ns, 0) AS BIGINT) AS layer0_ns,
-       CAST(coalesce(l.layer1_ns, 0) AS BIGINT) AS layer1_ns,
-       CAST(coalesce(l.layer2_ns, 0) AS BIGINT) AS layer2_ns,
-       CAST(coalesce(l.rest_ns, 0) AS BIGINT) AS rest_ns
-FROM __iv_span s
-LEFT JOIN __iv_lengths l ON l.grp IS NOT DISTINCT FROM s.grp;
-
-
 -- intervals_intersect(a_intervals, b_intervals): U a n U b, per group, as disjoint pieces.
 -- Input: two tables with grp, start_ns, end_ns (same grp type).
 -- Output: grp, start_ns, end_ns: pieces of positive length whose union is (U a) n (U b). The
@@ -536,3 +492,37 @@ FROM (
     ASOF JOIN __iv_win w ON w.grp = f.grp AND f.start_ns >= w.start_ns
 )
 GROUP BY grp, window_id;
+
+
+-- intervals_breakdown(intervals): per group, how long each priority layer is the top one.
+-- Input: grp, start_ns, end_ns, layer (INTEGER). Layers 0, 1 and 2 are ranked: at every instant
+-- the time goes to the lowest-numbered layer in flight. Rows of any other layer (NULL, 3, ...)
+-- form the "rest", which gets the time no ranked layer covers.
+-- Output: one row per group:
+--     grp
+--     start_ns     first start of the group (BIGINT)
+--     end_ns       last end of the group (BIGINT)
+--     busy_ns      |U all|: time at least one interval is in flight
+--     layer0_ns    |U layer 0|
+--     layer1_ns    |U layer 1 \ U layer 0|
+--     layer2_ns    |U layer 2 \ (U layer 0 u U layer 1)|
+--     rest_ns      |U rest \ U layers 0-2|;  layer0 + layer1 + layer2 + rest = busy
+-- Example: temporal breakdown with compute = 0, comm = 1, memory = 2 gives compute time,
+-- exposed communication and exposed memory time; idle = (end_ns - start_ns) - busy_ns.
+-- Algorithm: intervals_window_breakdown with the group's span as its one window.
+CREATE OR REPLACE MACRO intervals_breakdown(intervals) AS TABLE
+WITH __iv_rows AS (
+    -- window 0 for every row; none is known to be alone
+    SELECT grp, start_ns, end_ns, layer, 0 AS window_id, false AS alone
+    FROM query_table(intervals)
+    WHERE start_ns IS NOT NULL AND end_ns >= start_ns
+), __iv_span AS (
+    SELECT grp, 0 AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns FROM __iv_rows
+    GROUP BY grp
+)
+SELECT s.grp, s.start_ns, s.end_ns,
+       coalesce(l.busy_ns, 0) AS busy_ns, coalesce(l.layer0_ns, 0) AS layer0_ns,
+       coalesce(l.layer1_ns, 0) AS layer1_ns, coalesce(l.layer2_ns, 0) AS layer2_ns,
+       coalesce(l.rest_ns, 0) AS rest_ns
+FROM __iv_span s
+LEFT JOIN intervals_window_breakdown(__iv_rows, __iv_span) l ON l.grp = s.grp;
