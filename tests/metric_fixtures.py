@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 import tracewh
 from tracewh.metrics import find_metric, run_metric
-from tracewh.ingest.sqlscript import run_script, set_variables
-from tracewh.resources import sql_dir
+from tracewh.ingest import derive
 
 BASE = 1_700_000_000_000_000_000  # UTC ns
 
@@ -199,9 +198,7 @@ def build(path, runs: list[Run]):
                     [run.run_id, rank.rank, file_id, pid, BASE + op.start, BASE + op.end,
                      op.collective, op.full_bytes, op.group_size, op.pg_name, op.op_key,
                      op.iteration])
-            # as ingest does after each source: each GPU op's place on the timeline
-            set_variables(con, file_id=file_id)
-            run_script(con, sql_dir() / "gpu_op_timeline.sql")
+            derive(con, file_id)  # as ingest does after each source
     return con
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import tracewh
 from tracewh import metrics
+from tracewh.ingest import derive
 from tracewh.metrics import MetricError, find_metric, load_metric, run_metric
 from tracewh.resources import sql_dir
 
@@ -94,6 +95,8 @@ def build_warehouse(path):
             [run_id, rank, file_id, 100, rank, stream, origin + start, origin + start + dur,
              corr, size],
         )
+    for file_id in (1, 2, 3):
+        derive(con, file_id)  # as ingest does after each source
     return con
 
 
@@ -209,7 +212,7 @@ def test_gpu_trace_rows_in_full(con):
     params = {"run": "r1", "rank": "0", "window": "1s200ms/1s800ms"}
     got = rows(run_metric(con, find_metric("gpu_trace"), params))
     assert got == [
-        {"metric": "gpu_trace", "version": 2, "run_id": "r1", "rank": 0,
+        {"metric": "gpu_trace", "version": 3, "run_id": "r1", "rank": 0,
          "start_ns": O0 + 1_200_000_000, "start_rel_ns": 1_200_000_000, "dur_ns": 200,
          "end_ns": O0 + 1_200_000_200, "correlation_id": 3,
          "grid_x": 30, "grid_y": 2, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1,
@@ -217,7 +220,7 @@ def test_gpu_trace_rows_in_full(con):
          "bytes": None, "throughput_bytes_per_s": None, "src_kind": None, "dst_kind": None,
          "device_id": 0, "context_id": None, "stream_id": 7,
          "name": GEMM, "op": "kernel", "kind": "compute"},
-        {"metric": "gpu_trace", "version": 2, "run_id": "r1", "rank": 0,
+        {"metric": "gpu_trace", "version": 3, "run_id": "r1", "rank": 0,
          "start_ns": O0 + 1_500_000_000, "start_rel_ns": 1_500_000_000, "dur_ns": 700,
          "end_ns": O0 + 1_500_000_700, "correlation_id": 6,
          "grid_x": 60, "grid_y": 2, "grid_z": 1, "block_x": 256, "block_y": 1, "block_z": 1,
@@ -225,7 +228,7 @@ def test_gpu_trace_rows_in_full(con):
          "bytes": None, "throughput_bytes_per_s": None, "src_kind": None, "dst_kind": None,
          "device_id": 0, "context_id": None, "stream_id": 9,
          "name": NCCL, "op": "kernel", "kind": "comm"},
-        {"metric": "gpu_trace", "version": 2, "run_id": "r1", "rank": 0,
+        {"metric": "gpu_trace", "version": 3, "run_id": "r1", "rank": 0,
          "start_ns": O0 + 1_800_000_000, "start_rel_ns": 1_800_000_000, "dur_ns": 0,
          "end_ns": O0 + 1_800_000_000, "correlation_id": 11,
          "grid_x": None, "grid_y": None, "grid_z": None, "block_x": None, "block_y": None,

@@ -10,7 +10,9 @@ SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, devi
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
        'kernel' AS op,                 -- kernel | memcpy | memset
        coalesce(n.kind, kernel_kind(name)) AS kind,  -- compute | comm | sync | other | memcpy | memset
-       name,                           -- kernel name, '[CUDA memcpy Host-to-Device]', '[CUDA memset]'
+       -- kernel name, '[CUDA memcpy Host-to-Device]', '[CUDA memset]': a gpu_op_name (ENUM),
+       -- taken from the join's small side (a cast per row would hash every name's text)
+       coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name,
        correlation_id,
        grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread,
        static_smem_bytes, dynamic_smem_bytes,
@@ -22,11 +24,13 @@ SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, devi
        -- the op's place on the timeline (sql/gpu_op_timeline.sql, filled in at ingest):
        coalesce(alone, false) AS alone,  -- no other GPU op of the rank overlaps or touches it
        device_prev_end_ns              -- latest end of the device's earlier ops (NULL: none)
-FROM store.kernels LEFT JOIN store.kernel_names n USING (name)
+FROM store.kernels
+LEFT JOIN (SELECT name, kind, CAST(name AS gpu_op_name) AS op_name FROM store.kernel_names) n
+    USING (name)
 UNION ALL
 SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
-       'memcpy', 'memcpy', memcpy_name(copy_kind), correlation_id,
+       'memcpy', 'memcpy', CAST(memcpy_name(copy_kind) AS gpu_op_name), correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        bytes, src_kind, dst_kind, iteration, launch_ns, coalesce(alone, false),
        device_prev_end_ns
@@ -34,7 +38,7 @@ FROM store.memcpy
 UNION ALL
 SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
-       'memset', 'memset', '[CUDA memset]', correlation_id,
+       'memset', 'memset', CAST('[CUDA memset]' AS gpu_op_name), correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        bytes, mem_kind, NULL, iteration, launch_ns, coalesce(alone, false),
        device_prev_end_ns

@@ -11,7 +11,7 @@ SELECT
     start_ns,                 -- UTC epoch ns
     end_ns,                   -- UTC epoch ns
     end_ns - start_ns AS dur_ns,
-    name,                     -- demangled name
+    coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name, -- demangled name (ENUM gpu_op_name)
     short_name,               -- base name
     coalesce(n.kind, kernel_kind(name)) AS kind, -- compute | comm | sync | other
     correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
@@ -25,4 +25,6 @@ SELECT
     graph_node_id,
     iteration,                -- iteration of the CPU call that launched it
     launch_ns                 -- start of that call, UTC ns (NULL: not in the trace)
-FROM store.kernels LEFT JOIN store.kernel_names n USING (name);
+FROM store.kernels
+LEFT JOIN (SELECT name, kind, CAST(name AS gpu_op_name) AS op_name FROM store.kernel_names) n
+    USING (name);

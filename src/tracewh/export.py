@@ -152,7 +152,8 @@ def _remove_run(out: Path, views: list[str], run: str) -> None:
 
 
 def _schema(con: duckdb.DuckDBPyConnection, view: str) -> list[list[str]]:
-    return [[name, kind] for name, kind in con.execute(
+    # an ENUM column (the GPU op names) is a string in Parquet and to every reader of the lake
+    return [[name, "VARCHAR" if kind.startswith("ENUM(") else kind] for name, kind in con.execute(
         "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
         "AND table_name = ? AND database_name = current_database() ORDER BY column_index",
         [view]).fetchall()]

@@ -243,9 +243,11 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
     try:
         _drop_public_objects(con)
         _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
-        # the kind patterns may have changed: classify every kernel name again
-        for statement in con.extract_statements((sql_dir() / "kernel_names_rebuild.sql").read_text()):
-            con.execute(statement)
+        # the kind patterns may have changed: classify every kernel name again, and make the
+        # names' ENUM again from the names classified
+        for script in ("kernel_names_rebuild.sql", "views/_gpu_op_name.sql"):
+            for statement in con.extract_statements((sql_dir() / script).read_text()):
+                con.execute(statement)
         con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
         con.execute(
             "INSERT INTO store.meta VALUES ('views_checksum', ?), ('tracewh_version', ?)",
@@ -277,6 +279,10 @@ def _drop_public_objects(con: duckdb.DuckDBPyConnection) -> None:
 _DEFINES = re.compile(
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE\s+MACRO)\s+(?:main\.)?\"?(\w+)", re.I
 )
+# what orders the files: views and macros, and the types they cast to (not views themselves)
+_DEFINES_ANY = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE\s+MACRO|TYPE)\s+(?:main\.)?\"?(\w+)",
+    re.I)
 
 
 def public_view_names() -> set[str]:
@@ -291,7 +297,7 @@ def public_view_names() -> set[str]:
 def view_files_in_dependency_order(files: list[Path]) -> list[Path]:
     """Order view files so that each comes after the files defining the names it uses."""
     texts = {path: path.read_text() for path in files}
-    defined_in = {name: path for path, text in texts.items() for name in _DEFINES.findall(text)}
+    defined_in = {name: path for path, text in texts.items() for name in _DEFINES_ANY.findall(text)}
     ordered: list[Path] = []
     visiting: set[Path] = set()
 

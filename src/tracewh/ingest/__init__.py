@@ -219,9 +219,7 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
                             alone)
     else:
         facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
-    set_variables(con, file_id=file_id)
-    run_script(con, sql_dir() / "kernel_names_add.sql")
-    run_script(con, sql_dir() / "gpu_op_timeline.sql")
+    derive(con, file_id)
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(
         "INSERT INTO store.sources (file_id, run_id, path, sha256, format, tool_version, "
@@ -232,6 +230,14 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
          facts.has_utc, facts.origin_ns, facts.host, "; ".join(facts.warnings) or None,
          utc_now(), facts.metadata])
     return rows
+
+
+def derive(con: duckdb.DuckDBPyConnection, file_id: int) -> None:
+    """What a source's stored rows imply beyond themselves: its new kernel names classified, the
+    ENUM of names made again (an ENUM cannot grow), and each GPU op's place on its timeline."""
+    set_variables(con, file_id=file_id)
+    for script in ("kernel_names_add.sql", "views/_gpu_op_name.sql", "gpu_op_timeline.sql"):
+        run_script(con, sql_dir() / script)
 
 
 def remove_source(con: duckdb.DuckDBPyConnection, file_id: int) -> None:
