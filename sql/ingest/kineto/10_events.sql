@@ -2,8 +2,8 @@
 -- In: _kineto_events (read_json.sql's view, or the Python decoder's Arrow table: cat, name, pid,
 -- tid, tid_text, ts, ts_text, dur, args); variable base_ns.
 -- Out: temp table _ev_rows and its view _ev (the one materialisation of the events, with their
--- kind and host step computed once: every later file reads it), variable host_pid, temp table
--- _iterations.
+-- kind and host step computed once: every later file reads it, and so does the writer, through
+-- the view _kineto_cpu_ops), variable host_pid, temp table _iterations.
 -- The later files stage their rows in temp tables _kineto_<stored table> (without run_id, rank and
 -- file_id); store.sql moves them into the stored tables inside the file's transaction.
 

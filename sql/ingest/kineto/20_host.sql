@@ -20,7 +20,10 @@ FROM _kineto_cuda_api
 WHERE correlation_id IS NOT NULL
 GROUP BY correlation_id;
 
-CREATE OR REPLACE TEMP TABLE _kineto_cpu_ops AS
+-- A view, not a table: the ops are most of the events, and copying their names and args once
+-- more cost more than the writer reading them from _ev (measured: 0.10 s CPU per 100 MB file
+-- here against 0.07 s more in store.sql). So _ev and its tables stay until the writer is done.
+CREATE OR REPLACE TEMP VIEW _kineto_cpu_ops AS
 SELECT getvariable('host_pid') AS pid,
        e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
        e.cat AS category,

@@ -434,12 +434,14 @@ def _metadata(trace: Trace) -> dict:
 STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
                  "ranks", "devices")
 _SQL = ("ingest", "kineto")
+# what the staged view _kineto_cpu_ops reads (20_host.sql says why it is a view)
+_STAGED_VIEW_SOURCES = {"_ev", "_ev_rows", "_ev_iteration"}
 
 
 @dataclass
 class Staged:
-    """A trace mapped into temp tables _kineto_<stored table> of its cursor, waiting for its
-    file_id and rank."""
+    """A trace mapped into temp tables (and a view) _kineto_<stored table> of its cursor, waiting
+    for its file_id and rank."""
 
     metadata: dict
     base_time_ns: int | None
@@ -507,10 +509,12 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
 
 
 def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:
-    """Free what the mapping used on the way (the events above all); keep the staged rows."""
-    staged = {f"_kineto_{t}" for t in STAGED_TABLES}
+    """Free what the mapping used on the way; keep the staged rows (and the events, which the
+    staged view _kineto_cpu_ops reads)."""
+    staged = {f"_kineto_{t}" for t in STAGED_TABLES} | _STAGED_VIEW_SOURCES
     for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall():
-        con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
+        if name not in staged:
+            con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
     for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
         if name not in staged:
             con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
