@@ -24,9 +24,10 @@ SELECT g.event_no, g.kind, g.name, g.start_ns, g.end_ns, g.args,
 FROM gpu g
 LEFT JOIN _launches l ON l.correlation_id = TRY_CAST(g.a[4] AS BIGINT);
 
+-- The short name's regexes run once per distinct kernel name (tens), not once per kernel.
 CREATE OR REPLACE TEMP TABLE _kineto_kernels AS
 SELECT getvariable('host_pid') AS pid, device_id,
-       context_id, stream_id, start_ns, end_ns, name, kernel_short_name(name) AS short_name,
+       context_id, stream_id, start_ns, end_ns, name, n.short_name,
        correlation_id, external_id,
        TRY_CAST(k[1] AS INTEGER) AS grid_x, TRY_CAST(k[2] AS INTEGER) AS grid_y,
        TRY_CAST(k[3] AS INTEGER) AS grid_z, TRY_CAST(k[4] AS INTEGER) AS block_x,
@@ -36,7 +37,9 @@ SELECT getvariable('host_pid') AS pid, device_id,
 FROM (SELECT *, json_extract_string(args, ['$.grid[0]', '$.grid[1]', '$.grid[2]', '$.block[0]',
                                            '$.block[1]', '$.block[2]', '$."registers per thread"',
                                            '$."shared memory"']) AS k
-      FROM _gpu WHERE kind = 'kernel');
+      FROM _gpu WHERE kind = 'kernel')
+LEFT JOIN (SELECT name, kernel_short_name(name) AS short_name
+           FROM (SELECT DISTINCT name FROM _gpu WHERE kind = 'kernel')) n USING (name);
 
 -- 'Memcpy HtoD (Pinned -> Device)', 'Memset (Device)'
 CREATE OR REPLACE TEMP TABLE _kineto_memcpy AS
