@@ -115,3 +115,24 @@ def test_the_lake_stores_names_as_strings(two_jobs, tmp_path):
         assert str(pq.read_schema(part).field("name").type) == "string"
     names = pq.read_table(tmp_path / "lake" / "kernels").column("name").to_pylist()
     assert sorted(names) == sorted(k.name for ks in kineto.kernels.values() for k in ks)
+
+
+def test_op_and_kind_are_fixed_enums_in_text_order(two_jobs, tmp_path):
+    out, nsys, _ = two_jobs
+    con = tracewh.connect(tmp_path / "wh.duckdb")
+    ingest_paths(con, [out / "nsys"], run="nsys")
+    assert con.execute("SELECT enum_range(NULL::gpu_op_type), enum_range(NULL::gpu_op_kind)"
+                       ).fetchall() == [(["kernel", "memcpy", "memset"],
+                                         ["comm", "compute", "memcpy", "memset", "other", "sync"])]
+    got = con.execute("SELECT op, kind, count(*) FROM gpu_ops GROUP BY ALL ORDER BY op, kind"
+                      ).fetchall()
+    kinds = {}
+    for k in (k for ks in nsys.kernels.values() for k in ks):
+        kinds[k.kind] = kinds.get(k.kind, 0) + 1
+    memcpy = sum(len(m) for m in nsys.memcpy.values())
+    memset = sum(nsys.memset.values())
+    expected = sorted([("kernel", kind, n) for kind, n in kinds.items()]
+                      + [("memcpy", "memcpy", memcpy)] + ([("memset", "memset", memset)] if memset else []))
+    assert got == expected
+    assert con.execute("SELECT count(*) FROM kernels WHERE kind = 'comm'").fetchall() == [(kinds["comm"],)]
+    con.close()

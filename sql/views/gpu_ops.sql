@@ -8,8 +8,9 @@
 CREATE OR REPLACE VIEW gpu_ops AS
 SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, device_id, context_id, stream_id,
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
-       'kernel' AS op,                 -- kernel | memcpy | memset
-       coalesce(n.kind, kernel_kind(name)) AS kind,  -- compute | comm | sync | other | memcpy | memset
+       CAST('kernel' AS gpu_op_type) AS op,  -- kernel | memcpy | memset (ENUM gpu_op_type)
+       -- compute | comm | sync | other | memcpy | memset (ENUM gpu_op_kind)
+       coalesce(n.kind, CAST(kernel_kind(name) AS gpu_op_kind)) AS kind,
        -- kernel name, '[CUDA memcpy Host-to-Device]', '[CUDA memset]': a gpu_op_name (ENUM),
        -- taken from the join's small side (a cast per row would hash every name's text)
        coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name,
@@ -25,12 +26,14 @@ SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, devi
        coalesce(alone, false) AS alone,  -- no other GPU op of the rank overlaps or touches it
        device_prev_end_ns              -- latest end of the device's earlier ops (NULL: none)
 FROM store.kernels
-LEFT JOIN (SELECT name, kind, CAST(name AS gpu_op_name) AS op_name FROM store.kernel_names) n
+LEFT JOIN (SELECT name, CAST(kind AS gpu_op_kind) AS kind, CAST(name AS gpu_op_name) AS op_name
+           FROM store.kernel_names) n
     USING (name)
 UNION ALL
 SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
-       'memcpy', 'memcpy', CAST(memcpy_name(copy_kind) AS gpu_op_name), correlation_id,
+       CAST('memcpy' AS gpu_op_type), CAST('memcpy' AS gpu_op_kind),
+       CAST(memcpy_name(copy_kind) AS gpu_op_name), correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        bytes, src_kind, dst_kind, iteration, launch_ns, coalesce(alone, false),
        device_prev_end_ns
@@ -38,7 +41,8 @@ FROM store.memcpy
 UNION ALL
 SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
-       'memset', 'memset', CAST('[CUDA memset]' AS gpu_op_name), correlation_id,
+       CAST('memset' AS gpu_op_type), CAST('memset' AS gpu_op_kind),
+       CAST('[CUDA memset]' AS gpu_op_name), correlation_id,
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        bytes, mem_kind, NULL, iteration, launch_ns, coalesce(alone, false),
        device_prev_end_ns

@@ -13,7 +13,7 @@ SELECT
     end_ns - start_ns AS dur_ns,
     coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name, -- demangled name (ENUM gpu_op_name)
     short_name,               -- base name
-    coalesce(n.kind, kernel_kind(name)) AS kind, -- compute | comm | sync | other
+    coalesce(n.kind, CAST(kernel_kind(name) AS gpu_op_kind)) AS kind, -- compute | comm | sync | other
     correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
     external_id,              -- Kineto: the CPU op that launched it (cpu_ops.external_id)
     grid_x, grid_y, grid_z,
@@ -26,5 +26,6 @@ SELECT
     iteration,                -- iteration of the CPU call that launched it
     launch_ns                 -- start of that call, UTC ns (NULL: not in the trace)
 FROM store.kernels
-LEFT JOIN (SELECT name, kind, CAST(name AS gpu_op_name) AS op_name FROM store.kernel_names) n
+LEFT JOIN (SELECT name, CAST(kind AS gpu_op_kind) AS kind, CAST(name AS gpu_op_name) AS op_name
+           FROM store.kernel_names) n
     USING (name);
