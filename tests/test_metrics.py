@@ -409,7 +409,7 @@ def edit(path, old, new):
 def test_lock_ignores_header_and_trailing_whitespace(sql_copy):
     path = sql_copy / "metrics" / "gpu_trace.sql"
     edit(path, "-- summary: Every", "-- summary: Each")
-    edit(path, "g.correlation_id, g.name;\n", "g.correlation_id, g.name;   \n\n\n")
+    edit(path, "g.correlation_id, g.name\n);\n", "g.correlation_id, g.name\n);   \n\n\n")
     assert metrics.check_lock(sql_root=sql_copy) == []
 
 

@@ -31,38 +31,47 @@ window_rel AS (
     SELECT duration_ns(from_text) AS from_ns, duration_ns(to_text) AS to_ns FROM window_text
 )
 SELECT
-    g.run_id,
-    g.rank,
-    g.start_ns,                          -- UTC epoch ns
-    g.start_ns - s.origin_ns AS start_rel_ns, -- ns since the source's start (nsys Start)
-    g.dur_ns,
-    g.end_ns,                            -- UTC epoch ns
-    g.correlation_id,
-    g.grid_x, g.grid_y, g.grid_z,
-    g.block_x, g.block_y, g.block_z,
-    g.registers_per_thread,
-    g.static_smem_bytes,
-    g.dynamic_smem_bytes,
-    g.bytes,                             -- memcpy / memset size
-    CASE WHEN g.dur_ns > 0 THEN g.bytes * 1e9 / g.dur_ns END AS throughput_bytes_per_s,
-    g.src_kind,                          -- memcpy source memory kind (memset: its memory kind)
-    g.dst_kind,
-    g.device_id,
-    g.context_id,
-    g.stream_id,
-    g.name,                              -- kernel name, or [CUDA memcpy Host-to-Device] / [CUDA memset]
-    g.op,                                -- kernel | memcpy | memset
-    g.kind                               -- compute | comm | sync | other | memcpy | memset
-FROM gpu_ops g
-LEFT JOIN sources s ON s.file_id = g.file_id
-CROSS JOIN window_rel w
-WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-  AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-  AND (w.from_ns IS NULL OR g.end_ns >= s.origin_ns + w.from_ns)
-  AND (w.to_ns IS NULL OR g.start_ns <= s.origin_ns + w.to_ns)
-  AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-  AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
--- Ties broken by integer keys only: rank_key stands for (run_id, rank), ties between runs go in
--- ingest order; name is a gpu_op_name ENUM, compared as its integer (text in the key doubled the
--- sort's cost: 8M ops, 2 cores).
-ORDER BY g.start_ns, g.rank_key, g.device_id, g.stream_id, g.end_ns, g.correlation_id, g.name;
+    run_id,
+    rank,
+    start_ns,                            -- UTC epoch ns
+    start_ns - origin_ns AS start_rel_ns,  -- ns since the source's start (nsys Start)
+    end_ns - start_ns AS dur_ns,
+    end_ns,                              -- UTC epoch ns
+    correlation_id,
+    grid_x, grid_y, grid_z,
+    block_x, block_y, block_z,
+    registers_per_thread,
+    static_smem_bytes,
+    dynamic_smem_bytes,
+    bytes,                               -- memcpy / memset size
+    CASE WHEN end_ns > start_ns THEN bytes * 1e9 / (end_ns - start_ns) END AS throughput_bytes_per_s,
+    src_kind,                            -- memcpy source memory kind (memset: its memory kind)
+    dst_kind,
+    device_id,
+    context_id,
+    stream_id,
+    name,                                -- kernel name, or [CUDA memcpy Host-to-Device] / [CUDA memset]
+    op,                                  -- kernel | memcpy | memset
+    kind                                 -- compute | comm | sync | other | memcpy | memset
+-- The sort carries only stored columns; the three computed ones are made after it, on rows
+-- already in order (a SELECT keeps its input's order: DuckDB's order preservation rules).
+-- Measured on 8M ops, 2 cores: 3.9 -> 3.4 CPU s.
+FROM (
+    SELECT g.run_id, g.rank, g.start_ns, g.end_ns, g.correlation_id, g.grid_x, g.grid_y,
+           g.grid_z, g.block_x, g.block_y, g.block_z, g.registers_per_thread,
+           g.static_smem_bytes, g.dynamic_smem_bytes, g.bytes, g.src_kind, g.dst_kind,
+           g.device_id, g.context_id, g.stream_id, g.name, g.op, g.kind, s.origin_ns
+    FROM gpu_ops g
+    LEFT JOIN sources s ON s.file_id = g.file_id
+    CROSS JOIN window_rel w
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (w.from_ns IS NULL OR g.end_ns >= s.origin_ns + w.from_ns)
+      AND (w.to_ns IS NULL OR g.start_ns <= s.origin_ns + w.to_ns)
+      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
+      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    -- Ties broken by integer keys only: rank_key stands for (run_id, rank), ties between runs go
+    -- in ingest order; name is a gpu_op_name ENUM, compared as its integer (text in the key
+    -- doubled the sort's cost: 8M ops, 2 cores).
+    ORDER BY g.start_ns, g.rank_key, g.device_id, g.stream_id, g.end_ns, g.correlation_id, g.name
+);
