@@ -97,6 +97,10 @@ DAMAGE = {
                          ["migration 0001_initial.sql changed after it was applied"]),
     "migration-missing": (["DELETE FROM store.schema_migrations WHERE version = 2"],
                           ["migration 0002_kineto.sql is not applied"]),
+    "kernel-name-unclassified": (
+        ["DELETE FROM store.kernel_names WHERE name = (SELECT min(name) FROM store.kernels "
+         "WHERE file_id = 1)"],
+        ["source 1 has 1 kernel name(s) missing from store.kernel_names", "--replace"]),
     "view-dropped": (["DROP VIEW iterations"], ["view or macro iterations is missing"]),
     "view-broken": (["CREATE OR REPLACE VIEW memset AS SELECT error('broken on purpose') AS x"],
                     ["view memset does not answer", "broken on purpose"]),
