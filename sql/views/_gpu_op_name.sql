@@ -10,6 +10,7 @@
 DROP TYPE IF EXISTS gpu_op_name;
 CREATE TYPE gpu_op_name AS ENUM (
     SELECT name FROM (SELECT name FROM store.kernel_names
-                      UNION SELECT memcpy_name(copy_kind) FROM store.memcpy
+                      UNION SELECT memcpy_name(copy_kind)
+                            FROM (SELECT DISTINCT copy_kind FROM store.memcpy)
                       UNION SELECT '[CUDA memset]')
     ORDER BY name);
