@@ -172,3 +172,22 @@ def test_nsys_rep_without_nsys_gives_the_export_command(db_path, tmp_path, monke
     result = ingest(db_path, str(report))
     assert result.exit_code == 1
     assert f"nsys export --type sqlite --output {tmp_path / 'report1.sqlite'} {report}" in result.stderr
+
+
+def test_ingest_checkpoints_and_leaves_the_connection_settings_as_it_found_them(db_path, tmp_path):
+    from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+    from tracewh.ingest import ingest_paths
+
+    generate_kineto_job(tmp_path / "traces", KinetoJobSpec(world_size=2, iterations=2, seed=1))
+    con = tracewh.connect(db_path)
+    con.execute("SET checkpoint_threshold = '1GB'")  # as the CLI: commits stay in the WAL
+    con.execute("SET max_vacuum_tasks = 7")
+    before = con.execute("SELECT current_setting('threads'), current_setting('max_vacuum_tasks')"
+                         ).fetchall()
+    results = ingest_paths(con, [tmp_path / "traces"], jobs=2)
+    assert [r.status for r in results] == ["ingested", "ingested"]
+    assert con.execute("SELECT current_setting('threads'), current_setting('max_vacuum_tasks')"
+                       ).fetchall() == before
+    wal = Path(f"{db_path}.wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed by the ingest itself
+    con.close()

@@ -75,34 +75,58 @@ def ingest_paths(
     for result in results:
         on_file and on_file(result)
     jobs = max(1, jobs or os.cpu_count() or 1)
-    files_per_run = Counter(c.run_id for c in candidates if c.format != SERIES_CSV)
-    queue = iter(candidates)
     # DuckDB's threads shared out among the files in flight: each file's statements then run on
     # the thread that issues them while the files keep the cores busy side by side; DuckDB's own
     # parallelism inside each statement only added overhead (Kineto bench, 2 cores, 6 runs each:
     # median 10.4 s instead of 12.1, best runs 17.7 CPU s instead of 19.3). Restored at the end
-    # for the checkpoint at close, which uses every thread. A file alone still gets them all.
+    # for the checkpoint. A file alone still gets them all.
     threads = first_row(con, "SELECT current_setting('threads')")[0]
+    # Each file leaves a partial row group at the end of every table it fills; a checkpoint's
+    # vacuum merges and recompresses them all, which cost 0.15-0.2 s of CPU per 100 MB Kineto
+    # file (bench: 8 files, 14.7-15.4 -> 12.5-13.5 CPU s). Those row groups read as fast, so an
+    # ingest checkpoints without merging; it vacuums as usual when it replaced a source, whose
+    # deleted rows only a vacuum reclaims.
+    vacuum_tasks = first_row(con, "SELECT current_setting('max_vacuum_tasks')")[0]
+    con.execute("SET max_vacuum_tasks = 0")
     con.execute(f"SET threads = {max(1, threads // min(jobs, max(1, len(candidates))))}")
     try:
-        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
-            def submit(c):
-                return pool.submit(_prepare, con, c, replace, series_options or {})
-
-            # At most `jobs` files at once, the one being written included: it holds its rows and a
-            # core too, and one more file in decoding only made the threads contend (measured on
-            # the Kineto bench: the same time, 140 MB more memory).
-            ahead = deque(submit(c) for c in islice(queue, jobs))
-            while ahead:
-                prepared = ahead.popleft().result()
-                alone = files_per_run[prepared.candidate.run_id] == 1
-                result = _finish(prepared, rank_rules or [], replace, alone, series_options or {})
-                ahead.extend(submit(c) for c in islice(queue, 1))
-                results.append(result)
-                on_file and on_file(result)
+        _ingest_candidates(con, candidates, results, jobs, rank_rules or [], replace,
+                           series_options or {}, on_file)
+        con.execute(f"SET threads = {threads}")  # the checkpoint uses every thread
+        if not any(r.status == "replaced" for r in results):
+            _checkpoint(con)
     finally:
         con.execute(f"SET threads = {threads}")
+        con.execute(f"SET max_vacuum_tasks = {vacuum_tasks}")
     return results
+
+
+def _checkpoint(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.execute("CHECKPOINT")
+    except duckdb.Error:
+        pass  # another transaction is open: the checkpoint happens at close instead
+
+
+def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, series_options,
+                       on_file) -> None:
+    files_per_run = Counter(c.run_id for c in candidates if c.format != SERIES_CSV)
+    queue = iter(candidates)
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
+        def submit(c):
+            return pool.submit(_prepare, con, c, replace, series_options)
+
+        # At most `jobs` files at once, the one being written included: it holds its rows and a
+        # core too, and one more file in decoding only made the threads contend (measured on
+        # the Kineto bench: the same time, 140 MB more memory).
+        ahead = deque(submit(c) for c in islice(queue, jobs))
+        while ahead:
+            prepared = ahead.popleft().result()
+            alone = files_per_run[prepared.candidate.run_id] == 1
+            result = _finish(prepared, rank_rules, replace, alone, series_options)
+            ahead.extend(submit(c) for c in islice(queue, 1))
+            results.append(result)
+            on_file and on_file(result)
 
 
 @dataclass
