@@ -83,9 +83,9 @@ def ingest_paths(
     threads = first_row(con, "SELECT current_setting('threads')")[0]
     # Each file leaves a partial row group at the end of every table it fills; a checkpoint's
     # vacuum merges and recompresses them all, which cost 0.15-0.2 s of CPU per 100 MB Kineto
-    # file (bench: 8 files, 14.7-15.4 -> 12.5-13.5 CPU s). Those row groups read as fast, so an
-    # ingest checkpoints without merging; it vacuums as usual when it replaced a source, whose
-    # deleted rows only a vacuum reclaims.
+    # file (bench, 8 files, interleaved runs: 17.8-19.6 -> 15.6-16.5 CPU s). Those row groups
+    # scan as fast, so an ingest checkpoints without merging; it vacuums as usual when it
+    # replaced a source, whose deleted rows only a vacuum reclaims.
     vacuum_tasks = first_row(con, "SELECT current_setting('max_vacuum_tasks')")[0]
     con.execute("SET max_vacuum_tasks = 0")
     con.execute(f"SET threads = {max(1, threads // min(jobs, max(1, len(candidates))))}")
