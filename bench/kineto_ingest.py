@@ -106,45 +106,53 @@ import sys, tempfile, time
 from collections import defaultdict
 from pathlib import Path
 import tracewh
-from tracewh.ingest import kineto, sha256_of
-from tracewh.ingest.sqlscript import set_variables
+from tracewh import ingest
+from tracewh.ingest import kineto
+# The real ingest (tracewh.ingest.ingest_paths), one file at a time (jobs=1) and one DuckDB thread,
+# so that each statement runs on the thread that issues it and thread_time sees all of its work.
 spent = defaultdict(float)
-def timed(label, fn, *args):
-    started = time.thread_time()
-    try:
-        return fn(*args)
-    finally:
-        spent[label] += time.thread_time() - started
-def run_script(con, path):  # every statement of the Kineto SQL, timed on its own
+def timed(label, fn):
+    def wrapper(*args, **kwargs):
+        started = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[label] += time.thread_time() - started
+    return wrapper
+def run_script(con, path):  # every statement of the SQL scripts, timed on its own
     for statement in con.extract_statements(path.read_text()):
-        first = " ".join(str(statement.query).split()[:6])
-        timed(f"{path.name}: {first[:48]}", con.execute, statement)
-kineto.run_script = run_script
-cut_events = kineto._cut_events
-kineto._cut_events = lambda path: timed("cut the events array out (copy_file_range)", cut_events, path)
+        words = " ".join(str(statement.query).split()[:7])
+        timed(f"  {path.name}: {words[:56]}", con.execute)(statement)
+kineto.run_script = ingest.run_script = run_script
+ingest.sha256_of = timed("  sha256 of the file", ingest.sha256_of)
+kineto._cut_events = timed("  cut the events array out (copy_file_range)", kineto._cut_events)
+STAGE = "stage: decode and map, on the file's own cursor (total)"
+WRITER_TOTAL = "writer: the file's transaction, commit included (total)"
+ingest._prepare = timed(STAGE, ingest._prepare)
+ingest._finish = timed(WRITER_TOTAL, ingest._finish)
+ingest._checkpoint = timed("writer: final CHECKPOINT", ingest._checkpoint)
 files = [Path(f) for f in sys.argv[2:]]
 con = tracewh.connect(Path(tempfile.mkdtemp(prefix="tracewh-stages-")) / "stages.duckdb")
-con.execute("SET threads = 1")  # DuckDB then works on the calling thread: thread_time sees it all
+con.execute("SET threads = 1")
 con.execute("SET enable_progress_bar = false")
 con.execute("SET memory_limit = ?", [sys.argv[1]])
 con.execute("SET checkpoint_threshold = '1GB'")  # as the CLI
-for number, path in enumerate(files):
-    cursor = con.cursor()
-    cursor.execute("SET enable_progress_bar = false")
-    timed("sha256 of the file", sha256_of, path)
-    timed("stage (total of the rows above it)", kineto.prepare, cursor, path, "bench")
-    cursor.execute("BEGIN")
-    set_variables(cursor, run_id="bench", rank=number, rank_source="bench", file_id=number)
-    timed("writer: store.sql (insert into store)", run_script, cursor,
-          kineto.sql_dir() / "ingest" / "kineto" / "store.sql")
-    timed("writer: COMMIT", cursor.execute, "COMMIT")
-    cursor.close()
-timed("writer: final CHECKPOINT", con.execute, "CHECKPOINT")
+failed = [r for r in ingest.ingest_paths(con, files, jobs=1) if r.status != "ingested"]
 con.close()
-for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
-    if label.startswith("store.sql"):
-        continue
-    print(f"{seconds / len(files):8.3f}  {label}")
+if failed:
+    sys.exit(f"{failed[0].path}: {failed[0].message}")
+WRITER = ("store.sql", "kernel_names_add.sql", "_gpu_op_name.sql", "gpu_op_timeline.sql")
+n = len(files)
+for total, checkpoint in ((STAGE, None), (WRITER_TOTAL, "writer: final CHECKPOINT")):
+    parts = {k: v for k, v in spent.items() if k.startswith("  ")
+             and (k.split(": ")[0].strip() in WRITER) == (total == WRITER_TOTAL)}
+    print(f"{spent[total] / n:8.3f}  {total}")
+    for label, seconds in sorted(parts.items(), key=lambda kv: -kv[1]):
+        if seconds / n >= 0.002:
+            print(f"{seconds / n:8.3f}  {label}")
+    rest = spent[total] - sum(v for v in parts.values() if v / n >= 0.002)
+    print(f"{rest / n:8.3f}    the rest (smaller statements, Python, commit)")
+print(f"{spent['writer: final CHECKPOINT'] / n:8.3f}  writer: final CHECKPOINT (its share per file)")
 """
 
 COUNT = """
@@ -416,8 +424,8 @@ def main() -> None:
     print("Targets (issue): tracewh >= 150 MB/s end to end and <= 0.6 GB peak; HTA 0.5.0 15 MB/s / 2.4 GB;")
     print("DuckDB read_json 26-44 MB/s; msgspec 45 MB/s (137 with the GC off).")
     if args.stages:
-        print("\nwhere tracewh's CPU time goes, per file (serial, one DuckDB thread; each file's staging on its")
-        print("own cursor, then the writer's insert and commit; the stage total includes the rows above it):")
+        print("\nwhere tracewh's CPU time goes, per file (the real ingest, one file at a time and one DuckDB")
+        print("thread; indented rows are parts of the totals; statements under 2 ms per file left out):")
         r = measure([sys.executable, "-c", STAGES, "448MB", *names])
         print(r["error"] or r["stdout"].rstrip())
         print(f"  (whole run {r['wall']:.1f} s, {r['cpu']:.1f} s CPU, peak {r['peak_mb']:.0f} MB, load {r['load']:.2f})")
