@@ -29,17 +29,22 @@ for tracewh. The machine may be shared: each row also gives the CPU time (user +
 process tree, imports included, and the 1-minute load average when it ended; compare tools by the
 ratios of one run and by CPU time, not by wall time under load.
 
+With ``--mixed`` tracewh also ingests the same 8 ranks with rank 7 (the last by name) four times longer
+(built once the same way, cached beside the set): the ratio of its MB/s to the equal set's, and how busy
+the cores were in each (CPU s / cores / seconds), show how well unequal files are scheduled.
+
 With ``--repeat N`` every measurement runs N times: the best time and the highest peak are shown (the
 machine may be shared; the spread is printed).
 
     python bench/kineto_ingest.py [--mb-per-rank 100] [--repeat 1] [--out bench/out] [--shared ../shared]
-                                  [--ingest-only] [--stages]
+                                  [--ingest-only] [--stages] [--mixed]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import resource
 import subprocess
 import sys
@@ -252,6 +257,29 @@ def build_inputs(src: Path, out: Path, mb_per_rank: int) -> list[Path]:
     return sorted(dest.glob("*.pt.trace.json"))
 
 
+def build_mixed(src: Path, out: Path, mb_per_rank: int, files: list[Path]) -> list[Path]:
+    """The same 8 ranks with the last one (by name) 4 times longer: a big file that, ingested in
+    name order, would be decoded last while the other cores wait."""
+    dest = out / f"kineto_dlrm_mixed_{mb_per_rank}MB"
+    if not (dest / ".complete").exists():
+        print(f"building the mixed set (rank 7 at ~{4 * mb_per_rank} MB) into {dest} ...", flush=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        with tempfile.TemporaryDirectory(prefix="tracewh-bench-build-", dir=out) as tmp:
+            big = Path(tmp) / "big"
+            result = measure([sys.executable, str(Path(__file__).resolve()), "--build-child", str(src),
+                              str(big), str(4 * mb_per_rank * 1_000_000)])
+            if result["error"]:
+                sys.exit(f"building the mixed input failed: {result['error']}")
+            dest.mkdir(parents=True)
+            last = sorted(big.glob("*.pt.trace.json"))[-1]
+            for f in files:
+                if f.name != last.name:
+                    (dest / f.name).symlink_to(os.path.relpath(f, dest))
+            last.rename(dest / last.name)
+        (dest / ".complete").write_text("rank 7 four times longer\n")
+    return sorted(dest.glob("*.pt.trace.json"))
+
+
 # --------------------------------------------------------------------------------------------
 # Measuring a child process tree
 
@@ -330,6 +358,9 @@ def main() -> None:
     parser.add_argument("--stages", action="store_true",
                         help="also ingest the files one by one on one thread and print the CPU seconds "
                         "per file of every stage")
+    parser.add_argument("--mixed", action="store_true",
+                        help="also ingest the 8 ranks with rank 7 four times longer (scheduling of "
+                        "unequal files)")
     args = parser.parse_args()
 
     src = args.shared / "data" / "kineto" / "param" / "dlrm_kineto"
@@ -377,24 +408,32 @@ def main() -> None:
         decoder("msgspec.json.decode (GC off)", [sys.executable, "-c", MSGSPEC, "off", *names])
         decoder("orjson.loads", [sys.executable, "-c", ORJSON, *names])
 
-    with tempfile.TemporaryDirectory(prefix="tracewh-bench-") as tmp:
-        db = Path(tmp) / "bench.duckdb"
-        ingest_cmd = [sys.executable, "-m", "tracewh.cli", "ingest", "--quiet", "--db", str(db), str(files[0].parent)]
-        print("  tracewh ingest ...", flush=True)
-        def fresh_db() -> None:  # re-ingesting into the same warehouse would skip the files
-            for path in (db, db.with_name(db.name + ".wal")):
-                path.unlink(missing_ok=True)
+    def measure_ingest(folder: Path) -> tuple[dict, str]:
+        """tracewh ingest of `folder` into a fresh warehouse (best of --repeat); its row counts."""
+        with tempfile.TemporaryDirectory(prefix="tracewh-bench-") as tmp:
+            db = Path(tmp) / "bench.duckdb"
+            command = [sys.executable, "-m", "tracewh.cli", "ingest", "--quiet", "--db", str(db), str(folder)]
 
-        ingest, _, times = best_of(ingest_cmd, lambda r: r["wall"], fresh_db)
-        if len(times) > 1:
-            print("    runs: " + ", ".join(f"{t:.2f}" for t in times) + " s")
-        counts = ""
-        if ingest["error"]:
-            print(f"    tracewh ingest failed: {ingest['error']}")
-        else:
+            def fresh_db() -> None:  # re-ingesting into the same warehouse would skip the files
+                for path in (db, db.with_name(db.name + ".wal")):
+                    path.unlink(missing_ok=True)
+
+            result, _, times = best_of(command, lambda r: r["wall"], fresh_db)
+            if len(times) > 1:
+                print("    runs: " + ", ".join(f"{t:.2f}" for t in times) + " s")
+            if result["error"]:
+                print(f"    tracewh ingest failed: {result['error']}")
+                return result, ""
             c = measure([sys.executable, "-c", COUNT, str(db)])
             counts = " ".join(c["stdout"].split()) if not c["error"] else c["error"]
-            counts += f"; warehouse {db.stat().st_size / 1e6:,.1f} MB"
+            return result, counts + f"; warehouse {db.stat().st_size / 1e6:,.1f} MB"
+
+    print("  tracewh ingest ...", flush=True)
+    ingest, counts = measure_ingest(files[0].parent)
+    if args.mixed:
+        mixed_files = build_mixed(src, args.out, args.mb_per_rank, files)
+        print("  tracewh ingest, mixed set ...", flush=True)
+        mixed, _ = measure_ingest(mixed_files[0].parent)
 
     events = next((ev for _, _, _, ev in rows if ev), 0)
     print(f"\n{len(files)} files, {megabytes:,.1f} MB, {events:,} events; {os.cpu_count()} cores")
@@ -423,6 +462,16 @@ def main() -> None:
     print("are timed inside the child, after imports); 'load' = the 1-minute load average when it ended.")
     print("Targets (issue): tracewh >= 150 MB/s end to end and <= 0.6 GB peak; HTA 0.5.0 15 MB/s / 2.4 GB;")
     print("DuckDB read_json 26-44 MB/s; msgspec 45 MB/s (137 with the GC off).")
+    if args.mixed and ingest_s and not mixed["error"]:
+        mixed_mb = sum(f.stat().st_size for f in mixed_files) / 1e6
+        cores = os.cpu_count() or 1
+        print(f"\nmixed set: {len(mixed_files)} files, {mixed_mb:,.1f} MB, the largest "
+              f"({mixed_files[-1].stat().st_size / 1e6:,.0f} MB) last by name")
+        print(f"{'tracewh ingest (mixed set)':32}{mixed['wall']:9.2f}{mixed_mb / mixed['wall']:9.1f}"
+              f"{mixed['peak_mb']:9.0f}{mixed['maxrss_mb']:11.0f}{'':11}{mixed['cpu']:8.2f}{mixed['load']:6.2f}")
+        print(f"MB/s of the mixed set / of the equal set: {mixed_mb / mixed['wall'] / (megabytes / ingest_s):.2f}; "
+              f"cores kept busy (cpu s / {cores} cores / seconds): mixed {mixed['cpu'] / cores / mixed['wall']:.2f}, "
+              f"equal {ingest['cpu'] / cores / ingest_s:.2f}")
     if args.stages:
         print("\nwhere tracewh's CPU time goes, per file (the real ingest, one file at a time and one DuckDB")
         print("thread; indented rows are parts of the totals; statements under 2 ms per file left out):")
