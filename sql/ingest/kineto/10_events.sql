@@ -19,7 +19,7 @@ SELECT name, cat, pid, tid, tid_text, args,
            ELSE CAST(floor(ts) AS BIGINT) * 1000 + CAST(round((ts - floor(ts)) * 1000) AS BIGINT)
        END + coalesce(getvariable('base_ns'), 0) AS start_ns,
        CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT) AS dur_ns,
-       CASE
+       CAST(CASE
            -- Kineto clamps events from before the base time to ts = 0 (and dur 0): no real time
            -- left. Kept as rows (they hold their place in event_no), never read.
            WHEN getvariable('base_ns') IS NOT NULL AND ts = 0 THEN 'clamped'
@@ -35,7 +35,9 @@ SELECT name, cat, pid, tid, tid_text, args,
            WHEN cat IN ('user_annotation', 'User') THEN 'annotation'
            WHEN cat IN ('gpu_user_annotation', 'gpu_user_Annotation') THEN 'gpu_annotation'
            ELSE 'other'
-       END AS kind
+       -- a one-byte code, not a string, in every later scan and filter
+       END AS ENUM('clamped', 'kernel', 'memcpy', 'memset', 'runtime', 'driver', 'annotation',
+                   'cpu_op', 'gpu_annotation', 'other')) AS kind
 FROM _kineto_events;
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.
