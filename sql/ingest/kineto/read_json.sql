@@ -7,12 +7,12 @@ CREATE OR REPLACE TEMP VIEW _kineto_events AS
 SELECT cat, name,
        TRY_CAST(pid AS BIGINT) AS pid,
        TRY_CAST(tid AS BIGINT) AS tid,
-       -- a string tid: its JSON text starts with a quote (cheaper to test than json_type)
-       CASE WHEN starts_with(tid, '"') THEN tid ->> '$' END AS tid_text,
+       -- a tid that is not a number (read as text, a JSON string loses its quotes)
+       CASE WHEN TRY_CAST(tid AS BIGINT) IS NULL THEN tid END AS tid_text,
        ts, NULL::VARCHAR AS ts_text, dur, CAST(args AS VARCHAR) AS args
 FROM read_json(getvariable('events_file'), format = 'array', maximum_object_size = 33554432,
-               columns = {ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'JSON',
-                          tid: 'JSON', ts: 'DOUBLE', dur: 'DOUBLE', args: 'JSON'})
+               columns = {ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR',
+                          tid: 'VARCHAR', ts: 'DOUBLE', dur: 'DOUBLE', args: 'JSON'})
 WHERE NOT list_contains(getvariable('skipped_phases'), ph)
   AND NOT list_contains(getvariable('skipped_categories'), coalesce(cat, ''))
   AND ts IS NOT NULL;
