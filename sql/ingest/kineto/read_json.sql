@@ -9,10 +9,10 @@ SELECT cat, name,
        TRY_CAST(tid AS BIGINT) AS tid,
        -- a tid that is not a number (read as text, a JSON string loses its quotes)
        CASE WHEN TRY_CAST(tid AS BIGINT) IS NULL THEN tid END AS tid_text,
-       ts, NULL::VARCHAR AS ts_text, dur, args
+       ts, NULL::VARCHAR AS ts_text, dur, CAST(args AS VARCHAR) AS args
 FROM read_json(getvariable('events_file'), format = 'array', maximum_object_size = 33554432,
                columns = {ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR',
-                          tid: 'VARCHAR', ts: 'DOUBLE', dur: 'DOUBLE', args: 'VARCHAR'})
+                          tid: 'VARCHAR', ts: 'DOUBLE', dur: 'DOUBLE', args: 'JSON'})
 WHERE NOT list_contains(getvariable('skipped_phases'), ph)
   AND NOT list_contains(getvariable('skipped_categories'), coalesce(cat, ''))
   AND ts IS NOT NULL;
