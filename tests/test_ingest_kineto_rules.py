@@ -83,6 +83,23 @@ def test_sloppy_json_is_repaired_and_said_so(db_path, trace):
     assert con.execute("SELECT count(*) FROM cpu_ops WHERE name = 'aten::mm(\"x\", \"y\")'").fetchall()[0][0] == 1
 
 
+def test_args_that_are_not_objects_stay_json_in_the_fast_path(db_path, trace):
+    """Some profilers write an event's args as a bare string, list or number: DuckDB's reader
+    takes the file all the same, and each such args is stored as the JSON it was."""
+    doc = json.loads(trace.read_text())
+    ops = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
+    for event, args in zip(ops, ["weird text", [1, 2], 7]):
+        event["args"] = args
+    trace.write_text(json.dumps(doc, indent=1))
+    result = ingest(db_path, str(trace))
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    assert con.execute("SELECT metadata->>'$.reader' FROM sources").fetchall() == [("duckdb read_json",)]
+    assert con.execute("SELECT count(*) FROM cpu_ops").fetchall() == [(len(ops),)]
+    assert sorted(con.execute("SELECT args, external_id FROM cpu_ops WHERE NOT starts_with(args, '{')").fetchall()
+                  ) == [('"weird text"', None), ("7", None), ("[1,2]", None)]
+
+
 def test_two_files_claiming_one_rank_name_both(db_path, trace, shared_data):
     other = trace.parent / "copy.pt.trace.json"
     doc = json.loads((shared_data / DLRM.replace("worker0_step_12.1694128201545", "worker1_step_12.1694128201556")).read_text())
