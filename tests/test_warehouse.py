@@ -66,6 +66,23 @@ def test_read_only_open_of_missing_warehouse_says_what_to_do(tmp_path):
     assert not (tmp_path / "none.duckdb").exists()
 
 
+def test_memory_warehouse_lives_in_the_process_only(tmp_path, monkeypatch):
+    """connect(":memory:") is what duckdb.connect(":memory:") is: no file, even one named so."""
+    from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+    from tracewh.ingest import ingest_paths
+
+    monkeypatch.chdir(tmp_path)
+    truth = generate_kineto_job(tmp_path / "job", KinetoJobSpec(world_size=2, iterations=2, layers=1))
+    con = tracewh.connect(":memory:")
+    assert [r.status for r in ingest_paths(con, [tmp_path / "job"])] == ["ingested", "ingested"]
+    assert con.execute("SELECT count(*) FROM kernels").fetchall() == [
+        (sum(len(k) for k in truth.kernels.values()),)]
+    con.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job"]
+    with pytest.raises(TracewhError, match="empty"):
+        tracewh.connect(":memory:", read_only=True)
+
+
 def test_views_recreated_when_the_sql_changes(con):
     con.execute("UPDATE store.meta SET value = 'old' WHERE key = 'views_checksum'")
     con.execute("DROP VIEW kernels")

@@ -79,6 +79,13 @@ def connect(path: str | Path | None = None, read_only: bool = False, wait: float
     then raise WarehouseBusy. `upgrade=False` opens a read-only warehouse as it is, without
     applying pending migrations or views (what `tracewh check` inspects).
     """
+    if str(path) == ":memory:":  # as duckdb.connect: a warehouse that lives in this process only
+        if read_only:
+            raise TracewhError(":memory: warehouses start empty: open one for writing")
+        con = duckdb.connect(":memory:")
+        migrate(con)
+        install_views(con)
+        return con
     path = Path(path) if path is not None else default_db_path()
     waiting = _Waiting(path, time.monotonic() + max(0.0, wait), on_wait)
     if read_only:
