@@ -116,15 +116,18 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, seri
         def submit(c):
             return pool.submit(_prepare, con, c, replace, series_options)
 
-        # At most `jobs` files at once, the one being written included: it holds its rows and a
-        # core too, and one more file in decoding only made the threads contend (measured on
-        # the Kineto bench: the same time, 140 MB more memory).
+        # `jobs` files decoding and one being written. The next file starts decoding as soon as
+        # one is taken for writing: waiting until it was written left a core idle whenever the
+        # file behind it was already decoded (the first two files finish together). Kineto
+        # bench, 5 interleaved runs: 7.80-8.75 s -> 7.43-7.92 s, same CPU and peak memory (the
+        # memory limit holds the extra file's rows). More files decoding than cores only made
+        # the threads contend.
         ahead = deque(submit(c) for c in islice(queue, jobs))
         while ahead:
             prepared = ahead.popleft().result()
+            ahead.extend(submit(c) for c in islice(queue, 1))
             alone = files_per_run[prepared.candidate.run_id] == 1
             result = _finish(prepared, rank_rules, replace, alone, series_options)
-            ahead.extend(submit(c) for c in islice(queue, 1))
             results.append(result)
             on_file and on_file(result)
 
