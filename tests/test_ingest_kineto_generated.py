@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import tracewh
@@ -29,6 +31,15 @@ def test_ranks_from_distributed_info(job):
     got = con.execute("SELECT rank, pid, device_id, world_size, backend, rank_source FROM ranks "
                       "ORDER BY rank").fetchall()
     assert got == [(r, truth.pids[r], truth.devices[r], 4, "nccl", "distributedInfo") for r in range(4)]
+
+
+def test_run_metadata_holds_the_job_facts_not_one_ranks(job):
+    con, _ = job
+    info = con.execute("SELECT metadata->'$.distributedInfo' FROM runs").fetchall()
+    assert len(info) == 1
+    got = json.loads(info[0][0])
+    assert got["world_size"] == 4 and got["backend"] == "nccl"
+    assert "rank" not in got  # each file's own rank is in ranks and sources.metadata
 
 
 def test_counts_per_rank(job):

@@ -655,10 +655,11 @@ def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list
 
     set_variables(con, run_id=run_id, rank=rank, rank_source=source, file_id=file_id)
     run_script(con, sql_dir().joinpath(*_SQL, "store.sql"))
-    if dist:
+    job = {key: value for key, value in dist.items() if key != "rank"}  # the file's, not the run's
+    if job:
         con.execute("UPDATE store.runs SET metadata = json_merge_patch(coalesce(metadata, '{}'), ?) "
                     "WHERE run_id = ? AND json_extract(coalesce(metadata, '{}'), '$.distributedInfo') IS NULL",
-                    [json.dumps({"distributedInfo": dist}), run_id])
+                    [json.dumps({"distributedInfo": job}), run_id])
     tool = f"PyTorch profiler (Kineto), schema {meta.get('schemaVersion', '?')}"
     return SourceFacts("kineto-json", tool, str(meta.get("schemaVersion", "")) or None,
                        not staged.relative_without_base, staged.origin_ns, meta.get("host_name"),
