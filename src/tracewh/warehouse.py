@@ -21,6 +21,7 @@ import duckdb
 from . import __version__
 from .errors import TracewhError, WarehouseBusy
 from .resources import migrations_dir, sql_dir
+from .sqlscript import run_script
 
 STORAGE_VERSION = "v1.4.0"
 DEFAULT_DB = "tracewh.duckdb"
@@ -253,8 +254,7 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
         # the kind patterns may have changed: classify every kernel name again, and make the
         # names' ENUM again from the names classified
         for script in ("kernel_names_rebuild.sql", "views/_gpu_op_name.sql"):
-            for statement in con.extract_statements((sql_dir() / script).read_text()):
-                con.execute(statement)
+            run_script(con, sql_dir() / script)
         con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
         con.execute(
             "INSERT INTO store.meta VALUES ('views_checksum', ?), ('tracewh_version', ?)",

@@ -20,7 +20,7 @@ from ..warehouse import first_row, utc_now
 from . import card, kineto, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, Candidate, RankRule,
                        discover, run_identity)
-from .sqlscript import run_script, set_variables
+from ..sqlscript import run_script, set_variables
 
 
 @dataclass

@@ -21,7 +21,7 @@ from ..errors import IngestError
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
 from .source import SourceFacts
-from .sqlscript import run_folder, set_variables
+from ..sqlscript import run_folder, set_variables
 
 INT, TEXT = "BIGINT", "VARCHAR"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..resources import sql_dir
+from .resources import sql_dir
 
 
 def set_variables(con: duckdb.DuckDBPyConnection, **values) -> None:
