@@ -116,18 +116,17 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, seri
         def submit(c):
             return pool.submit(_prepare, con, c, replace, series_options)
 
-        # `jobs` files decoding and one being written. The next file starts decoding as soon as
-        # one is taken for writing: waiting until it was written left a core idle whenever the
-        # file behind it was already decoded (the first two files finish together). Kineto
-        # bench, 5 interleaved runs: 7.80-8.75 s -> 7.43-7.92 s, same CPU and peak memory (the
-        # memory limit holds the extra file's rows). More files decoding than cores only made
-        # the threads contend.
+        # At most `jobs` files at once, the one being written included: it holds its rows and a
+        # core too. Kineto bench, 2 cores, 12 interleaved runs each: starting the next file as
+        # soon as one is taken for writing kept the cores busier (84% -> 89% of the time), but
+        # three threads then contended for two cores (+3% CPU) and it was no faster (-1%,
+        # within the noise); holding the working threads to `jobs` with a semaphore: the same.
         ahead = deque(submit(c) for c in islice(queue, jobs))
         while ahead:
             prepared = ahead.popleft().result()
-            ahead.extend(submit(c) for c in islice(queue, 1))
             alone = files_per_run[prepared.candidate.run_id] == 1
             result = _finish(prepared, rank_rules, replace, alone, series_options)
+            ahead.extend(submit(c) for c in islice(queue, 1))
             results.append(result)
             on_file and on_file(result)
 
