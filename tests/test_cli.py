@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,12 @@ def sample_db(tmp_path_factory):
     result = runner.invoke(app, ["ingest", str(SAMPLE / "traces"), "--db", str(db)])
     assert result.exit_code == 0, result.output
     assert "ingested 8 file(s)" in result.stderr
+    done = re.search(r"([0-9.]+) MB in ([0-9.]+) s \(([0-9.,]+) MB/s\)", result.stderr)
+    megabytes, seconds, rate = (float(g.replace(",", "")) for g in done.groups())
+    assert megabytes == round(sum(p.stat().st_size for p in (SAMPLE / "traces").rglob("*")
+                                  if p.is_file()) / 1e6, 1)
+    # the seconds and MB are printed rounded to 0.1
+    assert (megabytes - 0.05) / (seconds + 0.05) <= rate <= (megabytes + 0.05) / max(seconds - 0.05, 1e-3)
     assert "runs: ddp_4ranks, fsdp_4ranks_kineto" in result.stderr
     return db
 

@@ -176,7 +176,8 @@ def _summarize(results, seconds: float, quiet: bool) -> None:
     runs = sorted({r.run_id for r in loaded if r.run_id})
     if quiet and not failed:
         return
-    parts = [f"ingested {len(loaded)} file(s), {rows:,} rows, {megabytes:.1f} MB in {seconds:.1f} s"]
+    parts = [f"ingested {len(loaded)} file(s), {rows:,} rows, {megabytes:.1f} MB in {seconds:.1f} s "
+             f"({megabytes / max(seconds, 1e-3):,.1f} MB/s)"]
     if skipped:
         parts.append(f"{len(skipped)} already present")
     if failed:
