@@ -16,11 +16,11 @@ import duckdb
 
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
+from ..sqlscript import run_script, set_variables
 from ..warehouse import first_row, utc_now
 from . import card, kineto, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, Candidate, RankRule,
                        discover, run_identity)
-from ..sqlscript import run_script, set_variables
 
 
 @dataclass
@@ -118,7 +118,7 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, seri
 
         # At most `jobs` files at once, the one being written included: it holds its rows and a
         # core too. Kineto bench, 2 cores, 12 interleaved runs each: starting the next file as
-        # soon as one is taken for writing kept the cores busier (84% -> 89% of the time), but
+        # soon as one is taken for writing kept the cores busier (86% -> 89% of the time), but
         # three threads then contended for two cores (+3% CPU) and it was no faster (-1%,
         # within the noise); holding the working threads to `jobs` with a semaphore: the same.
         ahead = deque(submit(c) for c in islice(queue, jobs))

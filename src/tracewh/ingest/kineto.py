@@ -27,8 +27,8 @@ import msgspec
 
 from ..errors import IngestError
 from ..resources import sql_dir
-from ..warehouse import first_row
 from ..sqlscript import run_script, set_variables
+from ..warehouse import first_row
 
 if TYPE_CHECKING:  # pyarrow is imported by the Python decoder only: 37 MB the fast path spares
     import pyarrow as pa

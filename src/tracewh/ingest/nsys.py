@@ -18,10 +18,10 @@ from urllib.parse import quote
 import duckdb
 
 from ..errors import IngestError
+from ..sqlscript import run_folder, set_variables
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
 from .source import SourceFacts
-from ..sqlscript import run_folder, set_variables
 
 INT, TEXT = "BIGINT", "VARCHAR"
 

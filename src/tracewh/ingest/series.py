@@ -76,8 +76,8 @@ def _offset_ns(tz: str | None) -> int:
 def load(con, path: Path, found: SeriesLayout, run_id: str, file_id: int, host: str | None):
     """Write the samples (inside the caller's transaction); returns the source's facts."""
     from ..resources import sql_dir
-    from .source import SourceFacts
     from ..sqlscript import set_variables
+    from .source import SourceFacts
 
     set_variables(con, run_id=run_id, file_id=file_id, time_column=found.time_column,
                   time_unit=found.time_unit, tz_offset_ns=found.tz_offset_ns,
