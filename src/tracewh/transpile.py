@@ -123,12 +123,9 @@ def _macro(statement: exp.Expression | None) -> Macro | None:
 @lru_cache(maxsize=1)
 def _empty_warehouse() -> duckdb.DuckDBPyConnection:
     """An in-memory warehouse with no rows: the views, their columns and the macros."""
-    from .warehouse import install_views, migrate
+    from .warehouse import connect
 
-    con = duckdb.connect(":memory:")
-    migrate(con)
-    install_views(con)
-    return con
+    return connect(":memory:")
 
 
 def default_catalog() -> Catalog:

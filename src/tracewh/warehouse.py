@@ -83,10 +83,7 @@ def connect(path: str | Path | None = None, read_only: bool = False, wait: float
     if str(path) == ":memory:":  # as duckdb.connect: a warehouse that lives in this process only
         if read_only:
             raise TracewhError(":memory: warehouses start empty: open one for writing")
-        con = duckdb.connect(":memory:")
-        migrate(con)
-        install_views(con)
-        return con
+        return _up_to_date(duckdb.connect(":memory:"))
     path = Path(path) if path is not None else default_db_path()
     waiting = _Waiting(path, time.monotonic() + max(0.0, wait), on_wait)
     if read_only:
@@ -105,7 +102,11 @@ def _open_for_write(path: Path, waiting: _Waiting | None = None) -> duckdb.DuckD
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         _create(path)
-    con = _open(path, read_only=False, waiting=waiting)
+    return _up_to_date(_open(path, read_only=False, waiting=waiting))
+
+
+def _up_to_date(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """`con` with every migration applied and this tracewh's views installed."""
     migrate(con)
     install_views(con)
     return con
@@ -125,8 +126,7 @@ def _create(path: Path) -> None:
             boot.close()
         con = duckdb.connect(str(scratch))
         try:
-            migrate(con)
-            install_views(con)
+            _up_to_date(con)
         finally:
             con.close()
         try:
