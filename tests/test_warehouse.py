@@ -21,6 +21,35 @@ def test_new_warehouse_is_readable_by_duckdb_1_4(db_path):
     assert tags["storage_version"].startswith("v1.4.0")
 
 
+def test_writes_go_in_row_groups_of_16384_rows_and_any_duckdb_reads_them(db_path):
+    con = tracewh.connect(db_path)
+    con.execute("CREATE TABLE t AS SELECT range AS i FROM range(40000)")
+    groups = con.execute("SELECT row_group_id, max(count) FROM pragma_storage_info('t') "
+                         "GROUP BY ALL ORDER BY 1").fetchall()
+    assert groups == [(0, 16384), (1, 16384), (2, 40000 - 2 * 16384)]
+    assert warehouse.ROW_GROUP_SIZE == 16384
+    con.close()
+    plain = duckdb.connect(str(db_path), read_only=True)
+    assert plain.execute("SELECT count(*), sum(i) FROM t").fetchone() == (40000, 39999 * 40000 // 2)
+
+
+def test_a_cursor_works_in_the_warehouse_not_the_memory_database(db_path):
+    con = tracewh.connect(db_path)
+    cur = warehouse.cursor(con)
+    assert cur.execute("SELECT current_database()").fetchone() == (db_path.stem,)
+    assert cur.execute("SELECT count(*) FROM store.sources").fetchone() == (0,)
+    assert not (db_path.parent / ".tmp").exists()
+    assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == f"{db_path}.tmp"
+
+
+@pytest.mark.parametrize("stem, name", [("memory", "memory_db"), ("temp", "temp_db"),
+                                        ("job.v2", "job"), ("a b", "a b")])
+def test_any_file_name_opens_for_writing(tmp_path, stem, name):
+    con = tracewh.connect(tmp_path / f"{stem}.duckdb")
+    assert con.execute("SELECT current_database()").fetchone() == (name,)
+    assert warehouse.cursor(con).execute("SELECT count(*) FROM store.runs").fetchone() == (0,)
+
+
 def test_migrations_recorded_with_checksums(con):
     rows = con.execute("SELECT version, name, checksum FROM store.schema_migrations").fetchall()
     expected = [(m.version, m.name, m.checksum) for m in warehouse.load_migrations()]

@@ -17,7 +17,7 @@ import duckdb
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..sqlscript import run_script, set_variables
-from ..warehouse import first_row, utc_now
+from ..warehouse import cursor, first_row, utc_now
 from . import card, kineto, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, Candidate, RankRule,
                        discover, run_identity)
@@ -149,7 +149,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
     prepared = _Prepared(candidate, FileResult(candidate.path, "failed", candidate.run_id),
                          started=time.perf_counter())
     try:
-        prepared.cursor = con.cursor()
+        prepared.cursor = cursor(con)
         # its statements run while the CLI draws its own progress bar: DuckDB draws none
         prepared.cursor.execute("SET enable_progress_bar = false")
         source_path = candidate.path
