@@ -33,11 +33,15 @@ With ``--mixed`` tracewh also ingests the same 8 ranks with rank 7 (the last by 
 (built once the same way, cached beside the set): the ratio of its MB/s to the equal set's, and how busy
 the cores were in each (CPU s / cores / seconds), show how well unequal files are scheduled.
 
+With ``--runs N`` tracewh also ingests N runs of the 8 ranks at once (N x 800 MB: run ``r`` holds copies
+of the files with ``r - 1`` newlines appended, so that every file is a new one to the warehouse): the
+ratio of its MB/s to the equal set's shows whether ingest keeps its speed as the warehouse grows.
+
 With ``--repeat N`` every measurement runs N times: the best time and the highest peak are shown (the
 machine may be shared; the spread is printed).
 
     python bench/kineto_ingest.py [--mb-per-rank 100] [--repeat 1] [--out bench/out] [--shared ../shared]
-                                  [--ingest-only] [--stages] [--mixed]
+                                  [--ingest-only] [--stages] [--mixed] [--runs N]
 """
 
 from __future__ import annotations
@@ -280,6 +284,22 @@ def build_mixed(src: Path, out: Path, mb_per_rank: int, files: list[Path]) -> li
     return sorted(dest.glob("*.pt.trace.json"))
 
 
+def build_runs(out: Path, mb_per_rank: int, files: list[Path], runs: int) -> list[Path]:
+    """`runs` runs of the 8 ranks, each file made new by the newlines appended to it."""
+    dest = out / f"kineto_dlrm_{runs}runs_{mb_per_rank}MB"
+    if not (dest / ".complete").exists():
+        print(f"building {runs} runs of the 8 ranks into {dest} ...", flush=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        for run in range(1, runs + 1):
+            (dest / f"run{run}").mkdir(parents=True)
+            for f in files:
+                shutil.copyfile(f, dest / f"run{run}" / f.name)
+                with open(dest / f"run{run}" / f.name, "ab") as copy:
+                    copy.write(b"\n" * (run - 1))
+        (dest / ".complete").write_text(f"{runs} runs\n")
+    return sorted(dest.glob("run*/*.pt.trace.json"))
+
+
 # --------------------------------------------------------------------------------------------
 # Measuring a child process tree
 
@@ -361,6 +381,8 @@ def main() -> None:
     parser.add_argument("--mixed", action="store_true",
                         help="also ingest the 8 ranks with rank 7 four times longer (scheduling of "
                         "unequal files)")
+    parser.add_argument("--runs", type=int, default=0,
+                        help="also ingest this many runs of the 8 ranks at once (speed as the warehouse grows)")
     args = parser.parse_args()
 
     src = args.shared / "data" / "kineto" / "param" / "dlrm_kineto"
@@ -417,6 +439,7 @@ def main() -> None:
             def fresh_db() -> None:  # re-ingesting into the same warehouse would skip the files
                 for path in (db, db.with_name(db.name + ".wal")):
                     path.unlink(missing_ok=True)
+                shutil.rmtree(db.with_name(db.name + ".tmp"), ignore_errors=True)  # spilled data
 
             result, _, times = best_of(command, lambda r: r["wall"], fresh_db)
             if len(times) > 1:
@@ -434,6 +457,10 @@ def main() -> None:
         mixed_files = build_mixed(src, args.out, args.mb_per_rank, files)
         print("  tracewh ingest, mixed set ...", flush=True)
         mixed, _ = measure_ingest(mixed_files[0].parent)
+    if args.runs:
+        run_files = build_runs(args.out, args.mb_per_rank, files, args.runs)
+        print(f"  tracewh ingest, {args.runs} runs ...", flush=True)
+        many, _ = measure_ingest(run_files[0].parent.parent)
 
     events = next((ev for _, _, _, ev in rows if ev), 0)
     print(f"\n{len(files)} files, {megabytes:,.1f} MB, {events:,} events; {os.cpu_count()} cores")
@@ -472,6 +499,12 @@ def main() -> None:
         print(f"MB/s of the mixed set / of the equal set: {mixed_mb / mixed['wall'] / (megabytes / ingest_s):.2f}; "
               f"cores kept busy (cpu s / {cores} cores / seconds): mixed {mixed['cpu'] / cores / mixed['wall']:.2f}, "
               f"equal {ingest['cpu'] / cores / ingest_s:.2f}")
+    if args.runs and ingest_s and not many["error"]:
+        many_mb = sum(f.stat().st_size for f in run_files) / 1e6
+        print(f"\n{args.runs} runs at once: {len(run_files)} files, {many_mb:,.1f} MB")
+        print(f"{f'tracewh ingest ({args.runs} runs)':32}{many['wall']:9.2f}{many_mb / many['wall']:9.1f}"
+              f"{many['peak_mb']:9.0f}{many['maxrss_mb']:11.0f}{'':11}{many['cpu']:8.2f}{many['load']:6.2f}")
+        print(f"MB/s of {args.runs} runs / of the equal set: {many_mb / many['wall'] / (megabytes / ingest_s):.2f}")
     if args.stages:
         print("\nwhere tracewh's CPU time goes, per file (the real ingest, one file at a time and one DuckDB")
         print("thread; indented rows are parts of the totals; statements under 2 ms per file left out):")
