@@ -100,6 +100,22 @@ def test_args_that_are_not_objects_stay_json_in_the_fast_path(db_path, trace):
                   ) == [('"weird text"', None), ("7", None), ("[1,2]", None)]
 
 
+def test_an_event_larger_than_the_readers_object_size_is_stored_whole(db_path, trace):
+    """read_json.sql gives DuckDB's reader maximum_object_size = 4 MB (its buffers grow with it;
+    the largest event in the real traces is 7 kB): an event of several MB is stored whole all
+    the same, whichever decoder takes the file."""
+    doc = json.loads(trace.read_text())
+    ops = [e for e in doc["traceEvents"] if e.get("cat") == "cpu_op"]
+    ops[0]["args"]["Input Dims"] = [[3, 224, 224]] * 400_000  # 5.2 MB of JSON in one event
+    trace.write_text(json.dumps(doc, indent=1))
+    result = ingest(db_path, str(trace))
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    assert con.execute("SELECT count(*) FROM cpu_ops").fetchall() == [(len(ops),)]
+    assert con.execute("SELECT json_array_length(args, '$.\"Input Dims\"') FROM cpu_ops "
+                       "ORDER BY length(args) DESC LIMIT 1").fetchall() == [(400_000,)]
+
+
 def test_two_files_claiming_one_rank_name_both(db_path, trace, shared_data):
     other = trace.parent / "copy.pt.trace.json"
     doc = json.loads((shared_data / DLRM.replace("worker0_step_12.1694128201545", "worker1_step_12.1694128201556")).read_text())
