@@ -38,8 +38,17 @@ def test_a_cursor_works_in_the_warehouse_not_the_memory_database(db_path):
     cur = warehouse.cursor(con)
     assert cur.execute("SELECT current_database()").fetchone() == (db_path.stem,)
     assert cur.execute("SELECT count(*) FROM store.sources").fetchone() == (0,)
-    assert not (db_path.parent / ".tmp").exists()
     assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == f"{db_path}.tmp"
+
+
+def test_a_writing_connection_spills_beside_the_file(db_path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an in-memory database's default would be ./.tmp
+    con = tracewh.connect(db_path)
+    con.execute("SET memory_limit = '32MB'; SET preserve_insertion_order = false")
+    con.execute("CREATE TEMP TABLE big AS SELECT range AS i, repeat('x', 100) AS s FROM range(2000000)")
+    spilled = con.execute("SELECT count(*) FROM duckdb_temporary_files()").fetchone()[0]
+    assert spilled > 0 and (tmp_path / f"{db_path.name}.tmp").is_dir()
+    assert not (tmp_path / ".tmp").exists()
 
 
 @pytest.mark.parametrize("stem, name", [("memory", "memory_db"), ("temp", "temp_db"),
