@@ -105,7 +105,7 @@ def test_ops_stored_before_migration_6_get_their_place(db_path, tmp_path, monkey
             "memset": [(1, 0, 300, 310)]}
     with monkeypatch.context() as patch:
         patch.setattr(warehouse, "migrations_dir", lambda: folder)
-        patch.setattr(warehouse, "install_views", lambda con, force=False: None)
+        patch.setattr(warehouse, "install_views", lambda con, **_: None)
         con = tracewh.connect(db_path)
         assert "alone" not in [c[0] for c in con.execute("DESCRIBE store.kernels").fetchall()]
         for table, values in rows.items():

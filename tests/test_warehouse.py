@@ -151,7 +151,7 @@ def test_launch_ns_is_filled_in_for_ops_stored_before_migration_5(db_path, tmp_p
         shutil.copy(existing, folder / existing.name)
     with monkeypatch.context() as patch:
         patch.setattr(warehouse, "migrations_dir", lambda: folder)
-        patch.setattr(warehouse, "install_views", lambda con, force=False: None)
+        patch.setattr(warehouse, "install_views", lambda con, **_: None)
         con = tracewh.connect(db_path)
         assert "launch_ns" not in [c[0] for c in con.execute("DESCRIBE store.kernels").fetchall()]
         for table in ("kernels", "memcpy", "memset"):

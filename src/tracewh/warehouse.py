@@ -126,15 +126,14 @@ def _create(path: Path) -> None:
     half-made warehouse at `path`, and two processes creating it at once share one file."""
     scratch = path.with_name(f".{path.name}.{os.getpid()}.creating")
     try:
-        boot = duckdb.connect(":memory:")
+        con = duckdb.connect(":memory:")
         try:
-            boot.execute(f"ATTACH '{_quote(scratch)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
-            boot.execute("DETACH wh")
-        finally:
-            boot.close()
-        con = duckdb.connect(str(scratch))
-        try:
-            _up_to_date(con)
+            con.execute(f"ATTACH '{_quote(scratch)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
+            con.execute("USE wh")
+            migrate(con)
+            install_views(con, fresh=True)
+            con.execute("USE memory")
+            con.execute("DETACH wh")  # checkpointed and closed: the file is whole before the link
         finally:
             con.close()
         try:
@@ -281,15 +280,17 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     return done
 
 
-def install_views(con: duckdb.DuckDBPyConnection, force: bool = False) -> None:
-    """(Re)create every view and macro of sql/views when this tracewh's SQL differs."""
+def install_views(con: duckdb.DuckDBPyConnection, force: bool = False, fresh: bool = False) -> None:
+    """(Re)create every view and macro of sql/views when this tracewh's SQL differs. `fresh`:
+    a warehouse just made, with no views yet to drop (looking for them takes 25 ms)."""
     checksum = views_checksum()
     stored = first_row(con, "SELECT value FROM store.meta WHERE key = 'views_checksum'")
     if stored and stored[0] == checksum and not force:
         return
     con.execute("BEGIN TRANSACTION")
     try:
-        _drop_public_objects(con)
+        if not fresh:
+            _drop_public_objects(con)
         _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
         # the kind patterns may have changed: classify every kernel name again, and make the
         # names' ENUM again from the names classified
