@@ -27,6 +27,15 @@ def shared_data() -> Path:
     return path.resolve()  # ingest records resolved paths; ../shared may be a link
 
 
+@pytest.fixture(scope="session", autouse=True)
+def template_cache(tmp_path_factory) -> Path:
+    """The tests' warehouses copy one template (warehouse._template_path) kept here, not in
+    the user's ~/.cache."""
+    folder = tmp_path_factory.mktemp("tracewh-cache")
+    os.environ["TRACEWH_CACHE_DIR"] = str(folder)
+    return folder
+
+
 @pytest.fixture
 def db_path(tmp_path) -> Path:
     return tmp_path / "wh.duckdb"

@@ -46,6 +46,7 @@ def test_an_interrupted_creation_leaves_no_warehouse(tmp_path, monkeypatch):
         raise KeyboardInterrupt("killed while creating the views")
 
     monkeypatch.setattr(warehouse, "install_views", dies)
+    monkeypatch.setenv("TRACEWH_CACHE_DIR", "")  # built, not copied from a template
     path = tmp_path / "new.duckdb"
     with pytest.raises(KeyboardInterrupt):
         tracewh.connect(path)

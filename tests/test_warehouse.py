@@ -171,3 +171,68 @@ def test_launch_ns_is_filled_in_for_ops_stored_before_migration_5(db_path, tmp_p
         got = con.execute(f"SELECT pid, start_ns, launch_ns FROM {view}").fetchall()
         expected = [(7, 100, 90), (7, 300, None), (8, 500, 40)] * (3 if view == "gpu_ops" else 1)
         assert sorted(got, key=str) == sorted(expected, key=str), view
+
+
+def _schema(path) -> list:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(
+            "SELECT 'table', schema_name, table_name, sql FROM duckdb_tables() WHERE database_name = current_database() "
+            "UNION ALL SELECT 'view', schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal "
+            "AND database_name = current_database() UNION ALL SELECT DISTINCT 'macro', schema_name, "
+            "function_name, '' FROM duckdb_functions() WHERE NOT internal AND database_name = current_database() "
+            "UNION ALL SELECT 'meta', key, value, '' FROM store.meta "
+            "UNION ALL SELECT 'migration', version::VARCHAR, name, checksum FROM store.schema_migrations "
+            "ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+
+
+def test_a_new_warehouse_is_a_copy_of_the_template_dated_now(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEWH_CACHE_DIR", str(tmp_path / "cache"))
+    tracewh.connect(tmp_path / "built.duckdb").close()  # no template yet: built, then kept
+    (template,) = (tmp_path / "cache").glob("empty-*.duckdb")
+    assert _schema(template) == _schema(tmp_path / "built.duckdb")
+    marker = duckdb.connect(str(template))  # mark the template: the next warehouse must carry it
+    marker.execute("INSERT INTO store.meta VALUES ('marker', 'from the template')")
+    marker.close()
+    before = warehouse.utc_now()
+    con = tracewh.connect(tmp_path / "copied.duckdb")
+    assert con.execute("SELECT value FROM store.meta WHERE key = 'marker'").fetchall() == [
+        ("from the template",)]
+    applied = con.execute("SELECT min(applied_at) FROM store.schema_migrations").fetchone()[0]
+    assert applied >= before  # the migrations are dated when this warehouse was made
+    con.close()
+    assert [row for row in _schema(tmp_path / "copied.duckdb") if row[1] != "marker"] == \
+        _schema(tmp_path / "built.duckdb")
+
+
+def test_a_damaged_template_is_replaced_by_a_built_warehouse(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEWH_CACHE_DIR", str(tmp_path / "cache"))
+    tracewh.connect(tmp_path / "first.duckdb").close()
+    (template,) = (tmp_path / "cache").glob("empty-*.duckdb")
+    template.write_bytes(b"not a database" * 1000)
+    con = tracewh.connect(tmp_path / "second.duckdb")
+    assert con.execute("SELECT count(*) FROM kernels").fetchone() == (0,)
+    con.close()
+    assert _schema(template) == _schema(tmp_path / "first.duckdb")  # built again, whole
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no scratch left
+
+
+def test_a_warehouse_is_made_without_a_usable_cache(tmp_path, monkeypatch):
+    (tmp_path / "a file").write_text("not a folder")
+    for cache in ("", str(tmp_path / "a file" / "tracewh")):  # none kept; a cache it cannot write
+        monkeypatch.setenv("TRACEWH_CACHE_DIR", cache)
+        path = tmp_path / f"wh{len(cache)}.duckdb"
+        tracewh.connect(path).close()
+        assert _schema(path)[0][0] == "macro"
+
+
+def test_an_incomplete_warehouse_is_not_kept_as_the_template(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEWH_CACHE_DIR", str(tmp_path / "cache"))
+    with monkeypatch.context() as patch:
+        patch.setattr(warehouse, "install_views", lambda con, **_: None)
+        tracewh.connect(tmp_path / "no_views.duckdb").close()
+    assert not list((tmp_path / "cache").glob("empty-*"))
+    tracewh.connect(tmp_path / "whole.duckdb").close()
+    assert len(list((tmp_path / "cache").glob("empty-*"))) == 1

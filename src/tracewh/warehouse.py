@@ -123,19 +123,15 @@ def _up_to_date(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 def _create(path: Path) -> None:
     """Create a warehouse file at the pinned storage version, migrated and with its views,
     atomically: built under a temporary name and linked into place, so a crash never leaves a
-    half-made warehouse at `path`, and two processes creating it at once share one file."""
+    half-made warehouse at `path`, and two processes creating it at once share one file.
+    The first one built on a machine is kept as a template (see _template_path)."""
     scratch = path.with_name(f".{path.name}.{os.getpid()}.creating")
+    template = _template_path()
     try:
-        con = duckdb.connect(":memory:")
-        try:
-            con.execute(f"ATTACH '{_quote(scratch)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
-            con.execute("USE wh")
-            migrate(con)
-            install_views(con, fresh=True)
-            con.execute("USE memory")
-            con.execute("DETACH wh")  # checkpointed and closed: the file is whole before the link
-        finally:
-            con.close()
+        if template is None or not _copy_template(template, scratch):
+            _build(scratch)
+            if template is not None:
+                _keep_as_template(scratch, template)
         try:
             os.link(scratch, path)  # fails if another process created it first: keep theirs
         except FileExistsError:
@@ -144,8 +140,94 @@ def _create(path: Path) -> None:
             if not path.exists():
                 os.replace(scratch, path)
     finally:
-        for leftover in (scratch, scratch.with_name(scratch.name + ".wal")):
-            leftover.unlink(missing_ok=True)
+        _remove_database_file(scratch)
+
+
+def _build(scratch: Path) -> None:
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"ATTACH '{_quote(scratch)}' AS wh (STORAGE_VERSION '{STORAGE_VERSION}')")
+        con.execute("USE wh")
+        migrate(con)
+        install_views(con, fresh=True)
+        con.execute("USE memory")
+        con.execute("DETACH wh")  # checkpointed and closed: the file is whole before the link
+    finally:
+        con.close()
+
+
+def _template_path() -> Path | None:
+    """Where an empty warehouse of this tracewh (its migrations and views, on this DuckDB) is kept:
+    making a warehouse is then a copy (0.03 s) instead of every migration and view (0.16 s of
+    a 6.5 s ingest). $TRACEWH_CACHE_DIR, else $XDG_CACHE_HOME/tracewh or ~/.cache/tracewh; an
+    empty TRACEWH_CACHE_DIR keeps none."""
+    root = os.environ.get("TRACEWH_CACHE_DIR")
+    if root is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "tracewh")
+    if not root:
+        return None
+    key = hashlib.sha256("\n".join([duckdb.__version__, STORAGE_VERSION, views_checksum(),
+                                     *(m.checksum for m in load_migrations())]).encode())
+    return Path(root) / f"empty-{key.hexdigest()[:16]}.duckdb"
+
+
+def _copy_template(template: Path, scratch: Path) -> bool:
+    """Make `scratch` a copy of the template, checked and dated now; False (and no scratch) when
+    there is no usable template. A damaged one is removed, to be built again."""
+    import shutil
+
+    try:
+        shutil.copyfile(template, scratch)
+    except OSError:
+        return False
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"ATTACH '{_quote(scratch)}' AS wh")
+        con.execute("USE wh")
+        if _needs_upgrade(con):
+            raise TracewhError(f"{template}: not this tracewh's empty warehouse")
+        con.execute("UPDATE store.schema_migrations SET applied_at = ?", [utc_now()])
+        con.execute("USE memory")
+        con.execute("DETACH wh")
+        return True
+    except (duckdb.Error, TracewhError):
+        con.close()
+        _remove_database_file(scratch)
+        template.unlink(missing_ok=True)
+        return False
+    finally:
+        con.close()
+
+
+def _keep_as_template(scratch: Path, template: Path) -> None:
+    """Keep a copy of a warehouse just built, if it is complete (tests build partial ones)."""
+    import shutil
+    import tempfile
+
+    try:
+        con = duckdb.connect(str(scratch), read_only=True)
+        try:
+            complete = not _needs_upgrade(con)
+        finally:
+            con.close()
+        if not complete:
+            return
+        template.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=template.parent, prefix=".empty-", suffix=".tmp")
+        os.close(fd)
+        try:
+            shutil.copyfile(scratch, name)
+            os.replace(name, template)  # whole or not at all, also against another process
+        finally:
+            Path(name).unlink(missing_ok=True)
+    except (OSError, duckdb.Error):
+        pass  # no template: the next warehouse is built too
+
+
+def _remove_database_file(path: Path) -> None:
+    for leftover in (path, path.with_name(path.name + ".wal")):
+        leftover.unlink(missing_ok=True)
 
 
 @dataclass
