@@ -220,12 +220,14 @@ def test_a_damaged_template_is_replaced_by_a_built_warehouse(tmp_path, monkeypat
 
 
 def test_a_warehouse_is_made_without_a_usable_cache(tmp_path, monkeypatch):
+    tracewh.connect(tmp_path / "usual.duckdb").close()
     (tmp_path / "a file").write_text("not a folder")
     for cache in ("", str(tmp_path / "a file" / "tracewh")):  # none kept; a cache it cannot write
         monkeypatch.setenv("TRACEWH_CACHE_DIR", cache)
         path = tmp_path / f"wh{len(cache)}.duckdb"
         tracewh.connect(path).close()
-        assert _schema(path)[0][0] == "macro"
+        assert _schema(path) == _schema(tmp_path / "usual.duckdb")  # whole: tables, views, macros
+    assert (tmp_path / "a file").read_text() == "not a folder"
 
 
 def test_an_incomplete_warehouse_is_not_kept_as_the_template(tmp_path, monkeypatch):
