@@ -3,13 +3,14 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO_DB = build/demo.duckdb
+HTA     = build/hta-venv/bin/python
 
 .PHONY: demo test test-spark bench sample clean
 
 $(BIN)/tracewh: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
 	@touch $@
 
 ## Ingest the sample traces into a fresh warehouse and answer the first questions.
@@ -32,8 +33,15 @@ test-spark: $(BIN)/tracewh
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -m spark
 
 ## Benchmarks: print throughput, peak memory and ratios against a baseline.
-bench: $(BIN)/tracewh
+bench: $(BIN)/tracewh $(HTA)
 	$(BIN)/python bench/nsys_ingest.py
+	$(BIN)/python bench/kineto_ingest.py --hta-python $(HTA)
+
+# HolisticTraceAnalysis, the Kineto bench's peer, in a venv of its own (pandas, jupyterlab, ...:
+# about 500 MB) so that none of it reaches the venv the tests run in.
+$(HTA):
+	$(PYTHON) -m venv build/hta-venv
+	$@ -m pip install --quiet 'HolisticTraceAnalysis==0.5.0'
 
 ## Rebuild sample_db/ with the project's generator.
 sample: $(BIN)/tracewh

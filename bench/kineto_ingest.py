@@ -19,6 +19,9 @@ inputs are built in a child too, since a child's ru_maxrss counts the pages of a
   from every event (one ``json_extract_string`` with a path list: each event parsed once);
 * ``msgspec.json.decode`` of each file (generic, no schema), with the GC on and off;
 * ``orjson.loads`` of each file;
+* HolisticTraceAnalysis 0.5.0 ``TraceAnalysis(trace_dir=...)`` of the folder (its own parallel parse
+  into pandas frames), once, from the interpreter ``--hta-python`` names (default
+  ``build/hta-venv/bin/python``, which ``make bench`` creates; skipped, saying so, without it);
 * ``tracewh ingest --quiet --db <tmp> <dir>`` (as ``python -m tracewh.cli``), end to end.
 
 Peak memory: the sum of VmRSS over the child and all its descendants, polled every 50 ms from
@@ -109,6 +112,20 @@ for path in sys.argv[1:]:
     events += len(doc["traceEvents"])
     del doc, data
 print(time.perf_counter() - started, events)
+"""
+
+# HolisticTraceAnalysis, the peer tool the issue's targets are set against (10x its speed). It
+# runs from its own interpreter (--hta-python; `make bench` makes build/hta-venv), so that its
+# dependencies (pandas, jupyterlab, ...) never reach the venv the tests run in.
+HTA = """
+import sys, time, logging
+from hta.trace_analysis import TraceAnalysis
+logging.disable(logging.INFO)
+started = time.perf_counter()
+analysis = TraceAnalysis(trace_dir=sys.argv[1])
+seconds = time.perf_counter() - started
+events = sum(len(analysis.t.get_trace(rank)) for rank in analysis.t.get_ranks())
+print(seconds, events)
 """
 
 STAGES = """
@@ -374,6 +391,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "out")
     parser.add_argument("--shared", type=Path,
                         default=Path(os.environ.get("TRACEWH_SHARED", REPO.parent / "shared")))
+    parser.add_argument("--hta-python", type=Path, default=REPO / "build" / "hta-venv" / "bin" / "python",
+                        help="a Python with HolisticTraceAnalysis 0.5.0 installed (make bench makes it)")
     parser.add_argument("--ingest-only", action="store_true",
                         help="measure tracewh ingest alone, not the other parsers (quicker repeats)")
     parser.add_argument("--stages", action="store_true",
@@ -430,6 +449,12 @@ def main() -> None:
         decoder("msgspec.json.decode (GC on)", [sys.executable, "-c", MSGSPEC, "on", *names])
         decoder("msgspec.json.decode (GC off)", [sys.executable, "-c", MSGSPEC, "off", *names])
         decoder("orjson.loads", [sys.executable, "-c", ORJSON, *names])
+        if args.hta_python.exists():  # about 70 s and 1.6 GB a run here: once, whatever --repeat says
+            repeat, args.repeat = args.repeat, 1
+            decoder("HolisticTraceAnalysis 0.5.0", [str(args.hta_python), "-c", HTA, str(files[0].parent)])
+            args.repeat = repeat
+        else:
+            print(f"  HolisticTraceAnalysis: skipped, no {args.hta_python} (make bench makes it)")
 
     def measure_ingest(folder: Path) -> tuple[dict, str]:
         """tracewh ingest of `folder` into a fresh warehouse (best of --repeat); its row counts."""
@@ -497,6 +522,10 @@ def main() -> None:
         # 108-140 MB/s); the targets were set when msgspec ran at 137 MB/s.
         print(f"On the issue's scale (msgspec GC off at {REFERENCE_MSGSPEC_MBS} MB/s; here "
               f"{megabytes / msgspec_s:.1f}): tracewh {REFERENCE_MSGSPEC_MBS * msgspec_s / ingest_s:.1f} MB/s.")
+    hta_s = next((sec for label, _, sec, _ in rows if label.startswith("Holistic") and sec), None)
+    if ingest_s and hta_s:
+        print(f"Against HolisticTraceAnalysis in this run: tracewh {hta_s / ingest_s:.1f}x its speed "
+              f"(target 10x; HTA here {megabytes / hta_s:.1f} MB/s, so 10x is {10 * megabytes / hta_s:.0f} MB/s).")
     if args.mixed and ingest_s and not mixed["error"]:
         mixed_mb = sum(f.stat().st_size for f in mixed_files) / 1e6
         cores = os.cpu_count() or 1
