@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 DEMO_DB = build/demo.duckdb
-HTA     = build/hta-venv/bin/python
+HTA_VENV = build/hta-venv
+HTA     = $(HTA_VENV)/bin/python
 
 .PHONY: demo test test-spark bench sample clean
 
@@ -40,7 +41,7 @@ bench: $(BIN)/tracewh $(HTA)
 # HolisticTraceAnalysis, the Kineto bench's peer, in a venv of its own (pandas, jupyterlab, ...:
 # about 500 MB) so that none of it reaches the venv the tests run in.
 $(HTA):
-	$(PYTHON) -m venv build/hta-venv
+	$(PYTHON) -m venv $(HTA_VENV)
 	$@ -m pip install --quiet 'HolisticTraceAnalysis==0.5.0'
 
 ## Rebuild sample_db/ with the project's generator.
