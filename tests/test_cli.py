@@ -45,6 +45,24 @@ def test_every_command_has_help():
         assert result.exit_code == 0 and "Usage" in result.output, command
 
 
+def test_ingest_help_shows_the_defaults():
+    # typer's rich help once swallowed "[default: ...]" written into the help text as markup
+    result = runner.invoke(app, ["ingest", "--help"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0
+    for default in ["(./tracewh.duckdb or $TRACEWH_DB)", "(cores)", "(256MB per file held",
+                    "(detected)", "(UTC)"]:
+        assert f"[default: {default}" in result.output, default
+
+
+def test_ingest_memory_limit_is_256mb_per_file_held(monkeypatch):
+    from tracewh.cli import _ingest_memory_limit
+
+    assert _ingest_memory_limit(2) == "768MB"  # 2 files decoding, 1 being written
+    assert _ingest_memory_limit(1) == "512MB"
+    monkeypatch.setattr(os, "cpu_count", lambda: 7)
+    assert _ingest_memory_limit(None) == "2048MB"
+
+
 def test_query_csv_matches_the_kernels_view(sample_db):
     result = runner.invoke(app, ["query", "gpu_kernel_summary", "--db", str(sample_db),
                                  "--param", "rank=2", "--param", "run=ddp_4ranks", "--format", "csv"])
