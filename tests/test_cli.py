@@ -33,8 +33,9 @@ def sample_db(tmp_path_factory):
     megabytes, seconds, rate = (float(g.replace(",", "")) for g in done.groups())
     assert megabytes == round(sum(p.stat().st_size for p in (SAMPLE / "traces").rglob("*")
                                   if p.is_file()) / 1e6, 1)
-    # the seconds and MB are printed rounded to 0.1
-    assert (megabytes - 0.05) / (seconds + 0.05) <= rate <= (megabytes + 0.05) / max(seconds - 0.05, 1e-3)
+    # the seconds, MB and MB/s are each printed rounded to 0.1
+    assert ((megabytes - 0.05) / (seconds + 0.05) - 0.05 <= rate
+            <= (megabytes + 0.05) / max(seconds - 0.05, 1e-3) + 0.05)
     assert "runs: ddp_4ranks, fsdp_4ranks_kineto" in result.stderr
     return db
 
@@ -61,6 +62,24 @@ def test_ingest_memory_limit_is_256mb_per_file_held(monkeypatch):
     assert _ingest_memory_limit(1) == "512MB"
     monkeypatch.setattr(os, "cpu_count", lambda: 7)
     assert _ingest_memory_limit(None) == "2048MB"
+
+
+def test_table_prints_brackets_in_data_as_written(sample_db):
+    # rich reads "[...]" as markup: NVTX names such as "[layer 1] forward" lost their bracket
+    # part, and a "[/x]" in a cell stopped the command with a MarkupError
+    result = runner.invoke(app, ["sql", "SELECT '[layer 1] forward' AS \"[name]\", 'a [/x] b' AS y",
+                                 "--db", str(sample_db)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "[name]" in result.stdout and "[layer 1] forward" in result.stdout
+    assert "a [/x] b" in result.stdout
+
+
+def test_error_names_a_bracketed_path_whole(tmp_path):
+    missing = tmp_path / "trace[node 0].json"
+    result = runner.invoke(app, ["ingest", str(missing), "--db", str(tmp_path / "w.duckdb")],
+                           env={"COLUMNS": "400"})
+    assert result.exit_code == 1
+    assert f"Error: {missing}: no such file" in result.stderr
 
 
 def test_query_csv_matches_the_kernels_view(sample_db):

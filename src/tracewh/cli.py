@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape  # paths and messages are text, never markup
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__
@@ -47,11 +48,11 @@ WaitOption = Annotated[float, typer.Option(
 
 
 def _waiting(message: str) -> None:
-    err.print(message, highlight=False, soft_wrap=True)
+    err.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[red]Error:[/red] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[red]Error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -152,10 +153,11 @@ def ingest(
     def on_file(result):
         results.append(result)
         if result.status == "failed":
-            progress.console.print(f"[red]Error:[/red] {result.message}", highlight=False,
+            progress.console.print(f"[red]Error:[/red] {escape(result.message)}", highlight=False,
                                    soft_wrap=True)
         elif result.status == "skipped" and not quiet:
-            progress.console.print(f"skipped {result.message}", highlight=False, soft_wrap=True)
+            progress.console.print(f"skipped {result.message}", highlight=False, soft_wrap=True,
+                                   markup=False)
         if result.run_id is not None or result.status != "failed":
             progress.update(task, advance=1, mb=progress.tasks[0].fields["mb"] + result.bytes / 1e6)
 
@@ -196,9 +198,9 @@ def _summarize(results, seconds: float, quiet: bool) -> None:
         parts.append(f"{len(skipped)} already present")
     if failed:
         parts.append(f"{len(failed)} failed")
-    err.print("; ".join(parts), highlight=False)
+    err.print("; ".join(parts), highlight=False, markup=False)
     if runs:
-        err.print("runs: " + ", ".join(runs), highlight=False, soft_wrap=True)
+        err.print("runs: " + ", ".join(runs), highlight=False, soft_wrap=True, markup=False)
 
 
 @app.command()
@@ -398,7 +400,7 @@ def export(
             err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
                       f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
                       f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
-                      highlight=False)
+                      highlight=False, markup=False)
             return
         runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
         if out.suffix == ".json" and len(runs) != 1:
@@ -407,7 +409,7 @@ def export(
             target = out if out.suffix == ".json" else out / (name.replace("/", "_") + ".trace.json")
             target.parent.mkdir(parents=True, exist_ok=True)
             events = export_chrome_trace(con, name, target)
-            err.print(f"wrote {target} ({events:,} events)", highlight=False)
+            err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
     except TracewhError as exc:
         _fail(str(exc))
 
@@ -438,12 +440,13 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         if con is not None:
             con.close()
     for problem in problems:
-        err.print(f"[red]Problem:[/red] {problem.message}", highlight=False, soft_wrap=True)
+        err.print(f"[red]Problem:[/red] {escape(problem.message)}", highlight=False, soft_wrap=True)
     if problems:
-        err.print(f"{path}: {len(problems)} problem(s)", highlight=False, soft_wrap=True)
+        err.print(f"{path}: {len(problems)} problem(s)", highlight=False, soft_wrap=True,
+                  markup=False)
         raise typer.Exit(1)
     err.print(f"{path}: consistent ({sources} source(s); every view answers)", highlight=False,
-              soft_wrap=True)
+              soft_wrap=True, markup=False)
 
 
 @app.command()
@@ -581,7 +584,7 @@ def metrics_check() -> None:
     except TracewhError as exc:
         _fail(str(exc))
     for problem in problems:
-        err.print(problem, highlight=False, soft_wrap=True)
+        err.print(problem, highlight=False, soft_wrap=True, markup=False)
     if problems:
         raise typer.Exit(1)
     err.print("all metrics parse and match the lock")
@@ -594,7 +597,7 @@ def metrics_lock() -> None:
 
     try:
         for line in update_lock():
-            err.print(line, highlight=False)
+            err.print(line, highlight=False, markup=False)
     except TracewhError as exc:
         _fail(str(exc))
 
@@ -614,7 +617,7 @@ def generate_nsys(
     truth = generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
                                       iterations=iterations, layers=layers, seed=seed))
     for path in truth.files:
-        err.print(f"wrote {path}", highlight=False)
+        err.print(f"wrote {path}", highlight=False, markup=False)
 
 
 @generate_app.command("kineto")
@@ -632,7 +635,7 @@ def generate_kineto(
     truth = generate_kineto_job(out, KinetoJobSpec(world_size=ranks, iterations=iterations,
                                                    layers=layers, gzip=gzip, seed=seed))
     for path in truth.files:
-        err.print(f"wrote {path}", highlight=False)
+        err.print(f"wrote {path}", highlight=False, markup=False)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ def _cell(value) -> str:
 
 def _print_table(frame: pl.DataFrame, max_rows: int, err: Console) -> None:
     from rich.table import Table
+    from rich.text import Text  # data is text, never markup: "[layer 1]" must print as written
 
     out = Console()
     if not out.is_terminal:  # piped or in make: no terminal width to fit, so do not squeeze
@@ -88,15 +89,16 @@ def _print_table(frame: pl.DataFrame, max_rows: int, err: Console) -> None:
         # a metric's name and version are the same on every row: say them once, as the title
         title = f"{frame['metric'][0]} v{frame['version'][0]}"
         frame = frame.drop("metric", "version")
-    table = Table(show_lines=False, header_style="bold", title=title, title_justify="left")
+    table = Table(show_lines=False, header_style="bold", title=title and Text(title),
+                  title_justify="left")
     for column in frame.columns:
         numeric = frame.schema[column].is_numeric()
         # long kernel names would wrap every row into a tower: cut them, the full text is
         # one --format csv away
-        table.add_column(column, justify="right" if numeric else "left", no_wrap=True,
+        table.add_column(Text(column), justify="right" if numeric else "left", no_wrap=True,
                          overflow="ellipsis", max_width=None if numeric else 48)
     for row in frame.head(max_rows).iter_rows():
-        table.add_row(*(_cell(v) for v in row))
+        table.add_row(*(Text(_cell(v)) for v in row))
     out.print(table)
     if frame.height > max_rows:
         err.print(f"({frame.height - max_rows:,} more rows; see them all with --format csv "
