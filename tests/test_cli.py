@@ -55,13 +55,29 @@ def test_ingest_help_shows_the_defaults():
         assert f"[default: {default}" in result.output, default
 
 
-def test_ingest_memory_limit_is_256mb_per_file_held(monkeypatch):
-    from tracewh.cli import _ingest_memory_limit
+@pytest.mark.parametrize("args, env, expected", [
+    (["--jobs", "2"], {}, 768),                       # 2 files decoding, 1 being written
+    (["--jobs", "1"], {}, 512),
+    ([], {}, 256 * ((os.cpu_count() or 1) + 1)),       # a job per core
+    (["--jobs", "2", "--memory-limit", "300MB"], {}, 300),
+    (["--jobs", "2"], {"TRACEWH_MEMORY_LIMIT": "1GB"}, 1000),
+])
+def test_ingest_sets_the_memory_limit_per_file_held(tmp_path, monkeypatch, args, env, expected):
+    import tracewh.ingest
 
-    assert _ingest_memory_limit(2) == "768MB"  # 2 files decoding, 1 being written
-    assert _ingest_memory_limit(1) == "512MB"
-    monkeypatch.setattr(os, "cpu_count", lambda: 7)
-    assert _ingest_memory_limit(None) == "2048MB"
+    seen = []
+
+    def ingest_paths(con, paths, **_):  # what DuckDB was told, read where the files would load
+        seen.append(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+        return []
+
+    monkeypatch.setattr(tracewh.ingest, "ingest_paths", ingest_paths)
+    monkeypatch.delenv("TRACEWH_MEMORY_LIMIT", raising=False)
+    result = runner.invoke(app, ["ingest", str(SAMPLE / "traces"), "--db", str(tmp_path / "w.duckdb"),
+                                 *args], env=env)
+    assert result.exit_code == 0, result.output
+    number, unit = seen[0].split()  # DuckDB reports the limit in binary units
+    assert round(float(number) * {"MiB": 2**20, "GiB": 2**30}[unit] / 1e6) == expected
 
 
 def test_table_prints_brackets_in_data_as_written(sample_db):

@@ -124,13 +124,13 @@ def ingest(
     """
     if not paths and not series:
         _fail("nothing to ingest: give trace files or folders, or --series FILE.csv")
-    from .ingest import ingest_paths
+    from .ingest import default_memory_limit, ingest_paths
     from .ingest.discover import parse_rank_map
 
     try:
         rules = parse_rank_map(rank_map or [])
         con = connect(_db(db), wait=wait, on_wait=_waiting)
-        con.execute("SET memory_limit = ?", [memory_limit or _ingest_memory_limit(jobs)])
+        con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit(jobs)])
         # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
         # checkpoint into the file then runs once at the end instead of after every file (15%
         # faster on the 8 x 100 MB Kineto bench with the old multi-process decoder; about the
@@ -171,16 +171,6 @@ def ingest(
     _summarize(results, time.perf_counter() - started, quiet)
     if any(r.status == "failed" for r in results):
         raise typer.Exit(1)
-
-
-def _ingest_memory_limit(jobs: int | None) -> str:
-    """256 MB for each file held at once. Below what the files in flight need, DuckDB evicts,
-    and each eviction hands the allocator's pages back to the OS, to be faulted in again:
-    8 x 100 MB Kineto bench, 2 cores, 14 interleaved pairs of CLI runs, 448MB against 768MB:
-    460-505k page faults against 235-300k, median 6.72 against 6.46 s, 12.1 against 11.6 CPU s;
-    peak RSS 466 against 518 MB (what the 3 files in flight need: 4GB gives the same)."""
-    files_in_flight = max(1, jobs or os.cpu_count() or 1) + 1
-    return f"{256 * files_in_flight}MB"
 
 
 def _summarize(results, seconds: float, quiet: bool) -> None:
