@@ -22,13 +22,17 @@ def test_args_of_ops_stored_before_migration_7_are_kept_and_recompressed(db_path
                                                                          monkeypatch):
     traces = tmp_path / "traces"
     generate_kineto_job(traces, KinetoJobSpec(world_size=2, iterations=2, layers=2, seed=5))
-    folder = tmp_path / "migrations_0006"
-    folder.mkdir()
-    for existing in sorted(warehouse.migrations_dir().glob("*.sql")):
-        if int(existing.name[:4]) < 7:
-            shutil.copy(existing, folder / existing.name)
+    # Today's views read columns that later migrations add, so the old warehouse has every
+    # migration but 0007, renumbered without gaps; 0007 then comes last, as an upgrade.
+    others = [m for m in sorted(warehouse.migrations_dir().glob("*.sql")) if int(m.name[:4]) != 7]
+    zstd = next(warehouse.migrations_dir().glob("0007_*.sql"))
+    before_7, with_7 = tmp_path / "before_0007", tmp_path / "with_0007"
+    for folder, files in ((before_7, others), (with_7, others + [zstd])):
+        folder.mkdir()
+        for number, existing in enumerate(files, start=1):
+            shutil.copy(existing, folder / f"{number:04d}{existing.name[4:]}")
     with monkeypatch.context() as patch:
-        patch.setattr(warehouse, "migrations_dir", lambda: folder)
+        patch.setattr(warehouse, "migrations_dir", lambda: before_7)
         con = tracewh.connect(db_path)
         results = ingest_paths(con, [traces])
         assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
@@ -37,6 +41,7 @@ def test_args_of_ops_stored_before_migration_7_are_kept_and_recompressed(db_path
         before = con.execute(OPS).fetchall()
         con.close()
     assert before and any(row[11] for row in before)  # ops with args
+    monkeypatch.setattr(warehouse, "migrations_dir", lambda: with_7)
     con = tracewh.connect(db_path)
     assert "args VARCHAR USING COMPRESSION ZSTD" in con.execute(
         "SELECT sql FROM duckdb_tables() WHERE schema_name = 'store' AND table_name = 'cpu_ops'"

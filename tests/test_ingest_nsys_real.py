@@ -9,6 +9,7 @@ import pytest
 
 import tracewh
 from tracewh.ingest import ingest_paths
+from tracewh.metrics import find_metric, run_metric
 
 REAL_EXPORTS = [
     "nsys-2021/report1.sqlite",
@@ -174,3 +175,41 @@ def test_nvtx_domains_nesting_and_names(real_warehouse, shared_data):
             assert parent == (enclosing[-1][0] if enclosing else None), rid
             checked += 1
     assert checked > 500
+
+
+def test_cuda_api_names_as_nsys_stats_prints_them(real_warehouse):
+    # nsys stats (cuda_api_sum) cuts a name's last six characters when they start with `_v`:
+    # the 4-digit API version (_v7000, _v3020). _v2, _v10000 and _v2_v12000 stay, and so
+    # cuGetProcAddress and cuGetProcAddress_v2 stay two functions.
+    con, _ = real_warehouse
+    calls = dict(con.execute("SELECT name, count(*) FROM cuda_api WHERE run_id = ? GROUP BY name",
+                             ["nsys-2024.1/report1.sqlite"]).fetchall())
+    assert calls["cuGetProcAddress"] == 373 and calls["cuGetProcAddress_v2"] == 1576
+    assert calls["cudaLaunchKernel"] == 2082 and calls["cudaMalloc"] == 29
+    assert calls["cudaStreamIsCapturing_v10000"] == 1
+    assert calls["cudaGetDeviceProperties_v2_v12000"] == 2
+    assert calls["cudaGetDriverEntryPoint_v11030"] == 2
+    summary = run_metric(con, find_metric("cuda_api_summary"),
+                         {"run": "nsys-2024.1/report1.sqlite"}).to_pylist()
+    by_name = {row["name"]: row["num_calls"] for row in summary}
+    assert by_name["cuGetProcAddress"] == 373 and by_name["cuGetProcAddress_v2"] == 1576
+
+
+def test_nvtx_summary_names_a_guessed_domain_as_nsys_does(real_warehouse):
+    # The NCCL domain's create event was cut off this capture: nsys stats prints `:ncclSend`;
+    # the domain column keeps tracewh's guess.
+    con, root = real_warehouse
+    name = "nsys-ai/mfu_2gpu_before.sqlite"
+    expected = sqlite_rows(root / name, """
+        SELECT ':' || s.value, count(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId
+        WHERE e.domainId = 1 AND e.eventType = 59 AND e."end" IS NOT NULL GROUP BY 1 ORDER BY 1""")
+    assert [n for _, n in expected] == [66, 66, 66, 132, 132]
+    summary = run_metric(con, find_metric("nvtx_summary"), {"run": name}).to_pylist()
+    got = {}
+    for row in summary:
+        if row["domain"] == "NCCL":
+            got[row["range"]] = got.get(row["range"], 0) + row["instances"]
+    assert sorted(got.items()) == expected
+    guessed = con.execute("SELECT count(*) FILTER (WHERE domain_guessed), count(*) FILTER (WHERE domain = 'NCCL') "
+                          "FROM nvtx_ranges WHERE run_id = ?", [name]).fetchall()
+    assert guessed == [(462, 462)]

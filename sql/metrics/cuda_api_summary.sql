@@ -6,7 +6,8 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_api_sum
 --
--- One row per CUDA runtime or driver function (name without the _vNNNN suffix) on each rank:
+-- One row per CUDA runtime or driver function on each rank, named as nsys prints it (without the
+-- 4-digit API version suffix such as _v7000; _v2 and _v10000 stay: cuda_api.name):
 --   time_pct   this function's total x 100 / the total of all API calls of its run and rank
 --   num_calls, avg_ns, med_ns (mean of the two middle durations when the count is even),
 --   min_ns, max_ns, stddev_ns (sample, n - 1; 0 for a single call, as nsys prints 0.0)

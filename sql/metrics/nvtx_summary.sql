@@ -1,5 +1,5 @@
 -- metric: nvtx_summary
--- version: 1
+-- version: 2
 -- summary: Time per NVTX range name and style, as nsys stats -r nvtx_sum prints it
 -- unit: ns
 -- grain: run_id, rank, range, style
@@ -7,7 +7,9 @@
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
--- `:name`) and style is PushPop, StartEnd, or Annotation (Kineto user annotations):
+-- `:name`; so is a domain whose NvtxDomainCreate event is not in the export, such as NCCL's in a
+-- sliced capture: `:ncclSend`, while the domain column keeps the guess, NCCL) and style is
+-- PushPop, StartEnd, or Annotation (Kineto user annotations):
 --   time_pct   this range's total x 100 / the total of all ranges of its run and rank (ranges
 --              nest, so this is not a share of wall time)
 --   instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns (sample; 0 for one instance)
@@ -23,7 +25,9 @@ WITH window_rel AS (
 ),
 picked AS (
     SELECT r.run_id, r.rank, r.domain, r.name,
-           coalesce(r.domain, '') || ':' || coalesce(r.name, '') AS range,
+           -- nsys names a domain only from its create event: a guessed one prints as none
+           CASE WHEN r.domain_guessed THEN '' ELSE coalesce(r.domain, '') END
+               || ':' || coalesce(r.name, '') AS range,
            CASE r.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
                 ELSE 'Annotation' END AS style,
            r.dur_ns
@@ -71,7 +75,7 @@ SELECT
     stddev_ns,            -- ns
     style,                -- PushPop | StartEnd | Annotation
     range,                -- domain:name, as nsys prints it
-    domain,               -- NULL = default domain
+    domain,               -- NULL = default domain; NCCL also when guessed from the names
     name
 FROM per_range
 WINDOW per_rank AS (PARTITION BY run_id, rank)

@@ -9,7 +9,7 @@ SELECT
     start_ns,
     end_ns,
     end_ns - start_ns AS dur_ns,
-    name,             -- without the _vNNNN suffix
+    name,             -- as nsys stats prints it: without a 4-character _vNNNN suffix (_v7000), with _v2, _v10000
     api_kind,         -- runtime | driver
     correlation_id,   -- links to kernels/memcpy/memset on (file_id, pid, correlation_id)
     external_id,      -- Kineto: the CPU op it ran under

@@ -11,6 +11,7 @@ SELECT
     end_ns,            -- NULL for marks
     end_ns - start_ns AS dur_ns,
     domain,            -- NULL = default domain
+    coalesce(domain_guessed, false) AS domain_guessed, -- domain inferred from the names (nsys: its create event is not in the export)
     name,
     kind,              -- push_pop | start_end | mark | annotation | gpu_annotation
     depth,             -- 0 = outermost on its thread

@@ -29,8 +29,9 @@ WITH domains AS (
 )
 SELECT ev.range_id, r.rank, ev.pid, ev.tid, ev.start_ns, ev.end_ns,
        -- Without its create event (outside a sliced window) NCCL's domain is still known by
-       -- its API names.
+       -- its API names; nsys stats then prints no domain, so the guess is marked.
        coalesce(d.domain, CASE WHEN ev.domainId <> 0 AND ev.name LIKE 'nccl%' THEN 'NCCL' END) AS domain,
+       d.domain IS NULL AND ev.domainId <> 0 AND ev.name LIKE 'nccl%' AS domain_guessed,
        ev.name, ev.kind, ev.category, ev.color
 FROM events ev
 JOIN _nsys_ranks r ON r.pid = ev.pid
@@ -45,7 +46,7 @@ FROM _nvtx WHERE kind IN ('push_pop', 'mark');
 
 INSERT INTO store.nvtx_ranges BY NAME
 SELECT getvariable('run_id') AS run_id, n.rank, getvariable('file_id') AS file_id, n.range_id,
-       n.pid, n.tid, n.start_ns, n.end_ns, n.domain, n.name, n.kind, nest.depth,
+       n.pid, n.tid, n.start_ns, n.end_ns, n.domain, n.domain_guessed, n.name, n.kind, nest.depth,
        nest.parent_id, n.category, n.color
 FROM _nvtx n
 LEFT JOIN range_nesting('_nvtx_nested') nest USING (range_id);

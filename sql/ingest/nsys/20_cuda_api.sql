@@ -12,8 +12,10 @@ FROM (
     FROM _nsys_runtime
 ) c
 JOIN _nsys_ranks r ON r.pid = c.pid
--- strip the _vNNNN version suffix once per distinct name, not once per call
-LEFT JOIN (SELECT id, regexp_replace(value, '_v[0-9]+$', '') AS name FROM _nsys_strings) s
+-- the name as nsys stats prints it: a `_v` six characters from the end is the 4-digit API
+-- version suffix (_v7000, _v3020), cut; _v2, _v10000 and _v2_v12000 stay (cuGetProcAddress and
+-- cuGetProcAddress_v2 are different functions). Once per distinct name, not once per call.
+LEFT JOIN (SELECT id, regexp_replace(value, '_v.{4}$', '') AS name FROM _nsys_strings) s
        ON s.id = c.nameId
 ASOF LEFT JOIN _iterations i ON i.pid = c.pid AND c.start_ns >= i.start_ns;
 
