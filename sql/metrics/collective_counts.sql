@@ -1,5 +1,5 @@
 -- metric: collective_counts
--- version: 1
+-- version: 2
 -- summary: Number of collective and point-to-point operations by kind, process group and rank, per iteration too
 -- unit: count
 -- grain: run_id, rank, collective, pg_name
@@ -14,7 +14,8 @@
 --   iterations            iterations of the rank in the iterations view (in the kept range)
 --   calls_per_iteration   calls with an iteration / iterations (NULL without iterations)
 --   total_bytes           sum of full_bytes (nccl-tests size; NULL when the trace has no sizes)
---   total_ns              sum of the operations' kernel time
+--   total_ns              kernel time: each operation's share of its kernel (nccl_ops.dur_share_ns),
+--                         so a grouped SendRecv kernel counts once, split over its sends and receives
 -- Rows with rank NULL count the run's distinct operations (distinct op_key: one collective seen
 -- on several ranks counts once; a send or receive is one operation of its rank) and the ranks
 -- that took part.
@@ -22,7 +23,7 @@
 -- end_ns (UTC) keep operations that overlap the window.
 WITH ops AS (
     SELECT run_id, rank, collective, coalesce(pg_name, pg_desc) AS pg_name, pg_desc,
-           op_key, iteration, full_bytes, dur_ns,
+           op_key, iteration, full_bytes, dur_share_ns,
            file_id || ':' || start_ns || ':' || coalesce(correlation_id, 0) || ':' || collective AS row_key
     FROM nccl_ops
     WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
@@ -49,7 +50,7 @@ per_rank AS (
            max(s.iterations) AS iterations,
            count(o.iteration) * 1.0 / nullif(max(s.iterations), 0) AS calls_per_iteration,
            CAST(sum(o.full_bytes) AS BIGINT) AS total_bytes,
-           CAST(sum(o.dur_ns) AS BIGINT) AS total_ns,
+           CAST(sum(o.dur_share_ns) AS BIGINT) AS total_ns,
            NULL::BIGINT AS ranks
     FROM ops o
     LEFT JOIN steps s ON s.run_id = o.run_id AND s.rank = o.rank

@@ -1,5 +1,5 @@
 -- metric: scaling
--- version: 5
+-- version: 6
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
@@ -12,7 +12,8 @@
 -- over the run's ranks, and each part is given as a share of the summed W, i.e. of the average
 -- step. Exposed communication is also split by collective (nccl_ops.collective): the time a kind
 -- of collective runs with no compute kernel running (|U kind n (U comm \ U compute)|; kinds that
--- overlap each other count for each).
+-- overlap each other count for each: a grouped SendRecv kernel is both Send and Recv). Exposed
+-- communication outside nccl_ops is what the union of all nccl_ops leaves exposed.
 -- The bottleneck is the largest non-compute part: exposed NCCL <collective>, exposed
 -- communication outside nccl_ops, exposed memory copies, other GPU work (sync, unclassified
 -- kernels) or idle GPU time. The sentence names it and compares it with the smallest run (fewest
@@ -71,15 +72,17 @@ collectives AS (
     FROM (SELECT DISTINCT n.collective FROM nccl_ops n JOIN chosen c ON c.run_id = n.run_id)
 ),
 exposed_by_kind AS (
-    -- the exposed pieces once per collective kind, keyed (rank, kind)
+    -- the exposed pieces once per collective kind, keyed (rank, kind); kind 0: any collective
     SELECT e.grp * 1000 + c.kind_id AS grp, e.start_ns, e.end_ns
-    FROM exposed e CROSS JOIN collectives c
+    FROM exposed e CROSS JOIN (SELECT kind_id FROM collectives UNION ALL SELECT 0) c
 ),
 collective_ops AS (
     SELECT n.rank_key * 1000 + c.kind_id AS grp, n.start_ns, n.end_ns
     FROM nccl_ops n
     JOIN collectives c ON c.collective = n.collective
     WHERE n.run_id IN (SELECT run_id FROM chosen)
+    UNION ALL
+    SELECT rank_key * 1000, start_ns, end_ns FROM nccl_ops WHERE run_id IN (SELECT run_id FROM chosen)
 ),
 exposed_kind_ns AS (
     SELECT grp // 1000 AS grp, grp % 1000 AS kind_id, sum(end_ns - start_ns) AS exposed_ns
@@ -110,10 +113,12 @@ candidates AS (
     SELECT p.run_id, 'exposed NCCL ' || k.collective AS part, k.exposed_ns * 100.0 / p.window_ns AS pct
     FROM per_run_kind k JOIN per_run p USING (run_id)
     UNION ALL
-    SELECT run_id, 'exposed communication outside nccl_ops',
-           greatest(exposed_comm_ns - coalesce((SELECT sum(exposed_ns) FROM per_run_kind k
-                                                 WHERE k.run_id = p.run_id), 0), 0) * 100.0 / window_ns
+    SELECT p.run_id, 'exposed communication outside nccl_ops',
+           greatest(exposed_comm_ns - coalesce(a.exposed_ns, 0), 0) * 100.0 / window_ns
     FROM per_run p
+    LEFT JOIN (SELECT k.run_id, sum(e.exposed_ns) AS exposed_ns
+               FROM exposed_kind_ns e JOIN keys k ON k.grp = e.grp
+               WHERE e.kind_id = 0 GROUP BY k.run_id) a ON a.run_id = p.run_id
     UNION ALL
     SELECT run_id, 'exposed memory copies', exposed_mem_ns * 100.0 / window_ns FROM per_run
     UNION ALL

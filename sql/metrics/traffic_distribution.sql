@@ -1,5 +1,5 @@
 -- metric: traffic_distribution
--- version: 1
+-- version: 2
 -- summary: Collective traffic by kind, process group and message size: bytes, count, time and bus bandwidth percentiles
 -- unit: bytes, ns, GB/s
 -- grain: run_id, collective, pg_name, size_bucket
@@ -10,7 +10,8 @@
 -- rank's operation), with its size (full_bytes, nccl-tests size), t = the shortest duration over
 -- its ranks and busbw as collective_bandwidth computes it. Per (run, collective, process group,
 -- size bucket):
---   collectives, total_bytes (sum of full_bytes), total_ns (sum of t),
+--   collectives, total_bytes (sum of full_bytes), total_ns (sum of t, each counting its share of
+--   a kernel that runs several operations, nccl_ops.dur_share_ns: a grouped SendRecv kernel once),
 --   busbw_p10/p50/p90_gbps (continuous percentiles over the bucket's collectives, GB/s)
 -- Size buckets (binary units, upper bound exclusive): <128B, 128B-1K, 1K-8K, 8K-64K, 64K-256K,
 -- 256K-1M, 1M-32M, >=32M, and `unknown` when the trace has no sizes (nsys exports carry NCCL
@@ -22,7 +23,7 @@ WITH ops AS (
            CASE WHEN op_key IS NULL OR collective IN ('Send', 'Recv', 'SendRecv')
                 THEN coalesce(op_key, file_id || ':' || start_ns) || '@' || rank
                 ELSE op_key END AS op_key,
-           full_bytes, group_size, dur_ns
+           full_bytes, group_size, dur_ns, dur_share_ns
     FROM nccl_ops
     WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('iteration_from') IS NULL
@@ -36,7 +37,8 @@ matched AS (
     SELECT run_id, op_key, min(collective) AS collective, min(pg_name) AS pg_name,
            coalesce(max(group_size), count(DISTINCT rank)) AS n,
            max(full_bytes) AS full_bytes,
-           min(dur_ns) AS t_ns
+           min(dur_ns) AS t_ns,
+           min(dur_share_ns) AS t_share_ns
     FROM ops
     GROUP BY run_id, op_key
 ),
@@ -63,7 +65,7 @@ SELECT
     bucket_order,
     count(*) AS collectives,
     CAST(sum(full_bytes) AS BIGINT) AS total_bytes,   -- bytes
-    CAST(sum(t_ns) AS BIGINT) AS total_ns,            -- ns
+    CAST(sum(t_share_ns) AS BIGINT) AS total_ns,      -- ns
     quantile_cont(busbw_gbps, 0.1) AS busbw_p10_gbps,
     quantile_cont(busbw_gbps, 0.5) AS busbw_p50_gbps,
     quantile_cont(busbw_gbps, 0.9) AS busbw_p90_gbps,

@@ -1,4 +1,8 @@
 -- One row per collective or point-to-point operation on a rank, with the GPU kernel's times.
+-- A kernel may run several operations (nsys: a grouped SendRecv kernel is each Send and Recv of
+-- its NCCL group), and each of them has the kernel's full times: sum(dur_ns) then counts that
+-- kernel once per operation. kernel_ops says how many rows share the kernel, and
+-- dur_share_ns = dur_ns / kernel_ops is a sum that counts every kernel's time once.
 CREATE OR REPLACE VIEW nccl_ops AS
 SELECT
     run_id,
@@ -11,6 +15,8 @@ SELECT
     start_ns,            -- the NCCL kernel's start, UTC epoch ns
     end_ns,
     end_ns - start_ns AS dur_ns,
+    kernel_ops,          -- the operations this row's kernel runs (rows sharing its times)
+    (end_ns - start_ns) / kernel_ops AS dur_share_ns, -- DOUBLE: this operation's share of dur_ns
     collective,          -- AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Send, Recv, SendRecv
     collective_name,     -- as the profiler wrote it (Kineto "Collective name": allreduce, _allgather_base)
     algorithm,           -- RING, TREE, ...

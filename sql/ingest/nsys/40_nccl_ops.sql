@@ -57,6 +57,7 @@ SELECT getvariable('run_id') AS run_id, k.rank, getvariable('file_id') AS file_i
        -- Without communicator ids the cross-rank key is the per-rank ordinal of the collective.
        collective || ':' || row_number() OVER (PARTITION BY k.rank, collective
                                                ORDER BY k.start_ns, n.api_start_ns) AS op_key,
+       count(*) OVER (PARTITION BY k.kernel_no) AS kernel_ops,  -- a grouped kernel's operations
        k.name AS kernel_name, n.api_name,
        coalesce(n.source, 'kernel_name') AS collective_source, k.iteration
 FROM _nccl_launched k
