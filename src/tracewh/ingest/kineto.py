@@ -449,6 +449,7 @@ class Staged:
     origin_ns: int | None
     repairs: list[str]
     reader: str = ""        # duckdb read_json | python msgspec
+    unmodelled: tuple = ()  # (category, events) of device events no stored table holds
 
 
 def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
@@ -496,6 +497,10 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
         origin = first_row(con, "SELECT min(m) FROM (" + " UNION ALL ".join(
             f"SELECT min(start_ns) AS m FROM _kineto_{t}" for t in
             ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]
+        # GPU-side events of categories no table models (cuda_sync, mtia_ccp_events, ...)
+        unmodelled = tuple(con.execute(
+            "SELECT coalesce(cat, '(none)'), count(*) FROM _ev WHERE kind = 'other' AND "
+            "pid IS DISTINCT FROM getvariable('host_pid') GROUP BY ALL ORDER BY 1").fetchall())
     finally:
         if events is not None:
             con.unregister("_kineto_events")
@@ -505,7 +510,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
                           "profile with activities=[CPU, CUDA] and at least one step")
     # without a base time, epoch µs are ~1.7e15 and relative µs stay below ~1e13
     relative = trace.baseTimeNanoseconds is None and origin < 1e17
-    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader)
+    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader, unmodelled)
 
 
 def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -652,6 +657,9 @@ def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list
     claim(taken, rank, source, path, run_id)
     if staged.relative_without_base:
         warnings.append("relative timestamps without baseTimeNanoseconds: times are not UTC")
+    if staged.unmodelled:
+        warnings.append("device events of categories tracewh does not model, not stored: " +
+                        ", ".join(f"{cat} {events:,}" for cat, events in staged.unmodelled))
 
     set_variables(con, run_id=run_id, rank=rank, rank_source=source, file_id=file_id)
     run_script(con, sql_dir().joinpath(*_SQL, "store.sql"))
