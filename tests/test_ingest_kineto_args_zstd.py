@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
-
 import tracewh
 from tracewh import warehouse
 from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
 from tracewh.ingest import ingest_paths
+
+from migration_fixtures import migrations_before_and_after
 
 OPS = "SELECT * FROM store.cpu_ops ORDER BY file_id, start_ns, name, args"
 
@@ -22,15 +22,7 @@ def test_args_of_ops_stored_before_migration_7_are_kept_and_recompressed(db_path
                                                                          monkeypatch):
     traces = tmp_path / "traces"
     generate_kineto_job(traces, KinetoJobSpec(world_size=2, iterations=2, layers=2, seed=5))
-    # Today's views read columns that later migrations add, so the old warehouse has every
-    # migration but 0007, renumbered without gaps; 0007 then comes last, as an upgrade.
-    others = [m for m in sorted(warehouse.migrations_dir().glob("*.sql")) if int(m.name[:4]) != 7]
-    zstd = next(warehouse.migrations_dir().glob("0007_*.sql"))
-    before_7, with_7 = tmp_path / "before_0007", tmp_path / "with_0007"
-    for folder, files in ((before_7, others), (with_7, others + [zstd])):
-        folder.mkdir()
-        for number, existing in enumerate(files, start=1):
-            shutil.copy(existing, folder / f"{number:04d}{existing.name[4:]}")
+    before_7, with_7 = migrations_before_and_after(tmp_path, 7)
     with monkeypatch.context() as patch:
         patch.setattr(warehouse, "migrations_dir", lambda: before_7)
         con = tracewh.connect(db_path)

@@ -4,15 +4,18 @@ kernel once through dur_share_ns (migration 0009 counts the rows of warehouses m
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 
 import pytest
 
 import tracewh
 from tracewh import warehouse
+from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths
+from tracewh.kinds import load_user_patterns
 from tracewh.metrics import find_metric, run_metric
+
+from migration_fixtures import migrations_before_and_after
 
 EXPORT = "nsys/nsys-ai/mfu_2gpu_before.sqlite"
 
@@ -62,11 +65,7 @@ def test_metrics_that_sum_nccl_ops_time_count_each_kernel_once(mfu):
 
 def test_migration_counts_the_operations_of_rows_stored_before(shared_data, db_path, tmp_path,
                                                                monkeypatch):
-    before = tmp_path / "before_0009"
-    before.mkdir()
-    for existing in sorted(warehouse.migrations_dir().glob("*.sql")):
-        if int(existing.name[:4]) < 9:
-            shutil.copy(existing, before / existing.name)
+    before, after = migrations_before_and_after(tmp_path, 9)
     real_install = warehouse.install_views
 
     def install_views(con, **options):
@@ -82,7 +81,60 @@ def test_migration_counts_the_operations_of_rows_stored_before(shared_data, db_p
         assert [r.status for r in results] == ["ingested"], results[0].message
         con.execute("ALTER TABLE store.nccl_ops DROP COLUMN kernel_ops")
         con.close()
+    monkeypatch.setattr(warehouse, "migrations_dir", lambda: after)
     con = tracewh.connect(db_path)
     got = con.execute("SELECT kernel_ops, count(*) FROM nccl_ops GROUP BY ALL ORDER BY 1").fetchall()
     con.close()
     assert got == [(1, 2), (4, 256)]
+
+
+def merged(intervals):
+    out = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out
+
+
+def minus(pieces, cut):
+    """The parts of merged `pieces` outside merged `cut`."""
+    out = []
+    for start, end in pieces:
+        for c_start, c_end in cut:
+            if c_end <= start or c_start >= end:
+                continue
+            if c_start > start:
+                out.append([start, c_start])
+            start = max(start, c_end)
+        if start < end:
+            out.append([start, end])
+    return out
+
+
+def test_scaling_counts_communication_outside_nccl_ops_once(tmp_path, db_path):
+    # The GEMMs of a generated 2-rank job taken as communication (a user kind pattern) are
+    # communication no nccl_ops row covers; each SendRecv kernel is a Send and a Recv row.
+    # scaling subtracted the exposed time of Send and of Recv, each counting the kernel.
+    generate_job(tmp_path / "traces", JobSpec(world_size=2, iterations=2, layers=1, seed=3))
+    con = tracewh.connect(db_path)
+    assert {r.status for r in ingest_paths(con, [tmp_path / "traces"], run="job")} == {"ingested"}
+    mine = tmp_path / "kinds.csv"
+    mine.write_text("kind,pattern\ncomm,^sm90_xmma_gemm\n")
+    load_user_patterns(con, mine)
+    exposed_outside, window = 0, 0
+    for rank in (0, 1):
+        ops = con.execute("SELECT kind::VARCHAR, start_ns, end_ns FROM gpu_ops WHERE rank = ?",
+                          [rank]).fetchall()
+        nccl = con.execute("SELECT start_ns, end_ns FROM nccl_ops WHERE rank = ?", [rank]).fetchall()
+        assert con.execute("SELECT min(kernel_ops) FROM nccl_ops WHERE collective = 'Send' AND rank = ?",
+                           [rank]).fetchone()[0] == 2
+        comm = merged((s, e) for kind, s, e in ops if kind == "comm")
+        compute = merged((s, e) for kind, s, e in ops if kind == "compute")
+        exposed_outside += sum(e - s for s, e in minus(minus(comm, compute), merged(nccl)))
+        window += max(e for _, _, e in ops) - min(s for _, s, _ in ops)
+    row = run_metric(con, find_metric("scaling"), {}).to_pylist()[0]
+    con.close()
+    assert row["bottleneck"] == "exposed communication outside nccl_ops"
+    assert row["bottleneck_pct"] == pytest.approx(exposed_outside * 100 / window, rel=1e-12)

@@ -50,7 +50,7 @@ per_rank AS (
            max(s.iterations) AS iterations,
            count(o.iteration) * 1.0 / nullif(max(s.iterations), 0) AS calls_per_iteration,
            CAST(sum(o.full_bytes) AS BIGINT) AS total_bytes,
-           CAST(sum(o.dur_share_ns) AS BIGINT) AS total_ns,
+           CAST(round(sum(o.dur_share_ns)) AS BIGINT) AS total_ns,
            NULL::BIGINT AS ranks
     FROM ops o
     LEFT JOIN steps s ON s.run_id = o.run_id AND s.rank = o.rank

@@ -1,5 +1,5 @@
 -- metric: comm_comp_overlap
--- version: 1
+-- version: 2
 -- summary: Share of communication time hidden under compute kernels, per rank and across ranks
 -- unit: percent
 -- grain: run_id, rank
@@ -19,9 +19,8 @@
 -- launched in it to the first start of one launched in the next (as in temporal_breakdown);
 -- kernels are cut at these boundaries whichever iteration launched them.
 WITH kinds AS MATERIALIZED (
-    -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
-    -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
-    SELECT name, kernel_kind(name) AS kind FROM (SELECT DISTINCT name FROM kernels)
+    -- each distinct name's kind once (kernels.kind: the kind patterns, yours first)
+    SELECT DISTINCT name, kind FROM kernels
 ),
 keys AS (
     SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp

@@ -65,7 +65,7 @@ SELECT
     bucket_order,
     count(*) AS collectives,
     CAST(sum(full_bytes) AS BIGINT) AS total_bytes,   -- bytes
-    CAST(sum(t_share_ns) AS BIGINT) AS total_ns,      -- ns
+    CAST(round(sum(t_share_ns)) AS BIGINT) AS total_ns, -- ns
     quantile_cont(busbw_gbps, 0.1) AS busbw_p10_gbps,
     quantile_cont(busbw_gbps, 0.5) AS busbw_p50_gbps,
     quantile_cont(busbw_gbps, 0.9) AS busbw_p90_gbps,

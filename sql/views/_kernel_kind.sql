@@ -1,15 +1,14 @@
--- Kernel kinds (DESIGN section 6), version 1.
--- The kind is computed from the name whenever a view is read, so rows already in the warehouse
--- are re-classified as soon as a newer tracewh installs changed patterns.
--- Base: HolisticTraceAnalysis' communication pattern (^nccl|ncclKernel|^hccl|^rccl), widened to
--- the three NCCL naming eras and symmetric-memory kernels, plus custom collectives.
+-- Kernel kinds (DESIGN section 6): the patterns of store.kernel_kinds, in precedence order:
+--   1. the user's patterns (`tracewh kinds load FILE`), in their file's order;
+--   2. tracewh's (sql/kernel_kinds.csv, reloaded when a tracewh with other patterns opens the
+--      warehouse), in that file's order;
+--   the first pattern that matches the name gives the kind; no match: compute; no name: other.
+-- Ingest classifies each distinct name once into store.kernel_names, and changed patterns
+-- classify every stored name again, so the kernels and gpu_ops views read kinds by a join.
 CREATE OR REPLACE MACRO kernel_kind(name) AS
     CASE
-        WHEN regexp_matches(name, '^(void )?(nccl|rccl|hccl|ncclDevKernel|ncclKernel|ncclSymk)')
-          OR regexp_matches(name, '(^|[^A-Za-z0-9])(multimem_all_reduce|one_shot_all_reduce|two_shot_all_reduce|cross_device_reduce|all_reduce_kernel)')
-            THEN 'comm'
-        WHEN regexp_matches(name, '(^|[^A-Za-z])(cuStreamWaitValue|cuStreamWriteValue|wait_kernel|spin_wait)')
-            THEN 'sync'
         WHEN name IS NULL OR name = '' THEN 'other'
-        ELSE 'compute'
+        ELSE coalesce((SELECT p.kind FROM store.kernel_kinds p
+                       WHERE regexp_matches(name, p.pattern)
+                       ORDER BY p.origin <> 'user', p.position LIMIT 1), 'compute')
     END;

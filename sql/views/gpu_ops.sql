@@ -10,7 +10,7 @@ SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, devi
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
        CAST('kernel' AS gpu_op_type) AS op,  -- kernel | memcpy | memset (ENUM gpu_op_type)
        -- compute | comm | sync | other | memcpy | memset (ENUM gpu_op_kind)
-       coalesce(n.kind, CAST(kernel_kind(name) AS gpu_op_kind)) AS kind,
+       n.kind AS kind,  -- the name's kind in store.kernel_names
        -- kernel name, '[CUDA memcpy Host-to-Device]', '[CUDA memset]': a gpu_op_name (ENUM),
        -- taken from the join's small side (a cast per row would hash every name's text)
        coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name,

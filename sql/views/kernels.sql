@@ -13,7 +13,7 @@ SELECT
     end_ns - start_ns AS dur_ns,
     coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name, -- demangled name (ENUM gpu_op_name)
     short_name,               -- base name
-    coalesce(n.kind, CAST(kernel_kind(name) AS gpu_op_kind)) AS kind, -- compute | comm | sync | other
+    n.kind, -- compute | comm | sync | other (store.kernel_names)
     correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
     external_id,              -- Kineto: the CPU op that launched it (cpu_ops.external_id)
     grid_x, grid_y, grid_z,

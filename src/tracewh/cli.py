@@ -27,6 +27,9 @@ app = typer.Typer(
 )
 metrics_app = typer.Typer(help="List, show and check the metric catalogue.", no_args_is_help=True)
 app.add_typer(metrics_app, name="metrics")
+kinds_app = typer.Typer(help="The kernel kind patterns: list them, load your own.",
+                        no_args_is_help=True)
+app.add_typer(kinds_app, name="kinds")
 generate_app = typer.Typer(help="Write synthetic traces whose true numbers are known.",
                            no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
@@ -590,6 +593,63 @@ def metrics_lock() -> None:
             err.print(line, highlight=False, markup=False)
     except TracewhError as exc:
         _fail(str(exc))
+
+
+@kinds_app.command("list")
+def kinds_list(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None,
+               wait: WaitOption = 60.0) -> None:
+    """The kind patterns in precedence order: the first that matches a kernel's name gives its
+    kind (yours first, then tracewh's; none: compute).
+
+    Example:
+
+        tracewh kinds list --db job.duckdb
+    """
+    try:
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        result = query_arrow(con,
+            "SELECT row_number() OVER (ORDER BY origin <> 'user', position) AS precedence, "
+            "kind, pattern, origin, note FROM store.kernel_kinds ORDER BY precedence")
+        write(result, fmt, output, 10_000, err)
+    except TracewhError as exc:
+        _fail(str(exc))
+
+
+@kinds_app.command("load")
+def kinds_load(
+    file: Annotated[Optional[Path], typer.Argument(
+        help="CSV with the header kind,pattern,note; kind is comm, compute, sync or other",
+        dir_okay=False)] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove your patterns")] = False,
+    db: DbOption = None,
+    wait: WaitOption = 60.0,
+) -> None:
+    """Make FILE's patterns yours: they take precedence over tracewh's (sql/kernel_kinds.csv),
+    in the file's order, and every stored kernel is classified again. Loading replaces the
+    patterns loaded before.
+
+    Example:
+
+        tracewh kinds load my_kinds.csv --db job.duckdb
+    """
+    from .kinds import load_user_patterns
+
+    if (file is None) == (not clear):
+        _fail("give a kinds FILE to load, or --clear to remove yours")
+    con = None
+    try:
+        con = connect(_db(db), wait=wait, on_wait=_waiting)
+        load_user_patterns(con, file)
+        patterns, names = con.execute(
+            "SELECT (SELECT count(*) FROM store.kernel_kinds WHERE origin = 'user'), "
+            "(SELECT count(*) FROM store.kernel_names)").fetchone()
+        err.print(f"{patterns} pattern(s) of yours; {names} kernel name(s) classified again",
+                  highlight=False, markup=False)
+    except TracewhError as exc:
+        _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
 
 
 @generate_app.command("nsys")

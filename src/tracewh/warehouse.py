@@ -19,7 +19,7 @@ from typing import Callable
 
 import duckdb
 
-from . import __version__
+from . import __version__, kinds
 from .errors import TracewhError, WarehouseBusy
 from .resources import migrations_dir, sql_dir
 from .sqlscript import run_script
@@ -73,7 +73,7 @@ def load_migrations(folder: Path | None = None) -> list[Migration]:
 
 def views_checksum() -> str:
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted((sql_dir() / "views").glob("*.sql")):
+    for path in [*sorted((sql_dir() / "views").glob("*.sql")), kinds.shipped_path()]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -378,6 +378,7 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False, fresh: bo
         _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
         # the kind patterns may have changed: classify every kernel name again, and make the
         # names' ENUM again from the names classified
+        kinds.store_patterns(con, "tracewh", kinds.shipped_path())
         for script in ("kernel_names_rebuild.sql", "views/_gpu_op_name.sql"):
             run_script(con, sql_dir() / script)
         con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
