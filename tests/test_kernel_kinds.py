@@ -15,6 +15,7 @@ import tracewh
 from tracewh.cli import app
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths
+from tracewh.kinds import load_user_patterns
 
 runner = CliRunner()
 
@@ -159,3 +160,23 @@ def test_a_bad_kinds_file_says_where_and_changes_nothing(generated, tmp_path, te
     assert con.execute("SELECT pattern FROM store.kernel_kinds WHERE origin = 'user'").fetchall() == [
         ("^nothing_matches_this",)]
     con.close()
+
+
+def test_the_compiled_macro_answers_as_the_table_lookup(con, tmp_path):
+    # tracewh makes kernel_kind() a CASE of constant patterns; it must agree with the reference
+    # definition, a lookup in store.kernel_kinds in precedence order (quotes in patterns too)
+    mine = tmp_path / "kinds.csv"
+    mine.write_text("kind,pattern\nsync,it's_a_wait\nother,^ncclDevKernel_Generic\n")
+    load_user_patterns(con, mine)
+    names = [*OTHER_LIBRARIES, *NOT_COMM, "void it's_a_wait()", "ncclDevKernel_Generic(x)",
+             "ncclDevKernel_SendRecv(x)", None]
+    reference = con.execute("""
+        SELECT name, CASE WHEN name IS NULL OR name = '' THEN 'other'
+                          ELSE coalesce((SELECT p.kind FROM store.kernel_kinds p
+                                         WHERE regexp_matches(name, p.pattern)
+                                         ORDER BY p.origin <> 'user', p.position LIMIT 1), 'compute')
+                     END
+        FROM unnest(?) t(name)""", [names]).fetchall()
+    assert kinds(con, names) == dict(reference)
+    assert dict(reference)["void it's_a_wait()"] == "sync"
+    assert dict(reference)["ncclDevKernel_Generic(x)"] == "other"

