@@ -234,3 +234,20 @@ def test_a_log_beside_traces_joins_their_run(db_path, tmp_path):
     (folder / "train.log").write_text("time (ms) | fwd: 1.0\n")
     assert ingest(db_path, "--log", str(tmp_path / "runs")).exit_code == 0
     assert rows(db_path, "SELECT DISTINCT run_id FROM log_timers") == [("dp4",)]
+
+
+def test_workload_card_beats_the_file_name(db_path, tmp_path):
+    """A CCL-Bench card beside the log: its parallelization plan and data fill runs, above the
+    name template; dp is dp_replicate x dp_shard."""
+    folder = tmp_path / "job"
+    folder.mkdir()
+    (folder / "card.yaml").write_text(
+        "workload:\n  data:\n    batch_size: 64\n    seq_len: 4096\n"
+        "Model-executor:\n  model_plan_parallelization:\n    dp_replicate: 2\n    dp_shard: 4\n"
+        "    tp: 2\n    pp: 1\n")
+    log = folder / "log-tp1-ep8.log"
+    log.write_text("time (ms) | fwd: 3.0\n")
+    assert ingest(db_path, "--log", str(log), "--name-template", "log-tp{tp}-ep{ep}").exit_code == 0
+    got = rows(db_path, "SELECT tp, dp, pp, ep, global_batch, seq_len, config_sources FROM runs")
+    assert got == [(2, 8, 1, 8, 64, 4096, {"dp": "card", "ep": "name-template", "global_batch": "card",
+                                           "pp": "card", "seq_len": "card", "tp": "card"})]
