@@ -8,6 +8,8 @@ DELETE FROM store.nvtx_ranges WHERE file_id = getvariable('file_id');
 DELETE FROM store.nccl_ops WHERE file_id = getvariable('file_id');
 DELETE FROM store.devices WHERE file_id = getvariable('file_id');
 DELETE FROM store.samples WHERE file_id = getvariable('file_id');
+DELETE FROM store.log_values WHERE file_id = getvariable('file_id');
+DELETE FROM store.run_params WHERE file_id = getvariable('file_id');
 DELETE FROM store.ranks WHERE file_id = getvariable('file_id');
 DELETE FROM store.sources WHERE file_id = getvariable('file_id');
 -- A run left without sources goes too.

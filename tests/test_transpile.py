@@ -46,6 +46,7 @@ PARAM_SETS = {
     "idle_gaps": {"run": NSYS_RUN, "iteration_from": "1", "iteration_to": "2",
                   "kernel_wait_ns": "5000"},
     "iteration_time": {"run": NSYS_RUN, "include_first_last": "true", "per_iteration": "true"},
+    "log_phases": {"run": "gpt-tp2", "warmup": "0"},
     "kernel_concurrency": {"run": NSYS_RUN, "iteration_from": "1", "iteration_to": "2"},
     "memory_by_phase": {"rank": "1", "phases": "forward|backward"},
     "nvtx_phases": {"run": NSYS_RUN, "rank": "3", "iteration_from": "1"},
@@ -95,6 +96,16 @@ def build_warehouse(folder: Path) -> Path:
     series.write_text("\n".join(lines) + "\n")
     result = runner.invoke(app, ["ingest", "--quiet", "--db", str(db), "--series", str(series),
                                  "--run", NSYS_RUN])
+    assert result.exit_code == 0, result.stderr
+    logs = folder / "logs"  # training logs of a tp sweep: log_timers, log_iterations, series
+    logs.mkdir()
+    for tp in (1, 2):
+        (logs / f"gpt-tp{tp}.log").write_text("".join(
+            f"[Rank 0] time (ms) | fwd: {100 / tp + step:.2f} | bwd: {200 / tp + 2 * step:.2f}\n"
+            f" iteration {step}/ 10 | elapsed time per iteration (ms): {300 / tp + step} | "
+            f"TFLOPs: {40 * tp + step} |\n" for step in range(1, 5)))
+    result = runner.invoke(app, ["ingest", "--quiet", "--db", str(db), "--log", str(logs),
+                                 "--name-template", "gpt-tp{tp}"])
     assert result.exit_code == 0, result.stderr
     return db
 

@@ -1,7 +1,9 @@
 -- Every event of one run (variable run) as Chrome trace / Perfetto JSON events, one JSON object
 -- per row, ordered by time. Each rank is a process; its host threads, GPU streams and an
 -- "NCCL ops" lane are its threads. Times are µs since the run's first event, after subtracting
--- each rank's clock offset (clock_offsets), so the ranks line up.
+-- each rank's clock offset (clock_offsets), so the ranks line up. Runs of a series written into
+-- one file side by side set pid_base (added to the rank: each run its own processes) and label
+-- (before 'rank N', e.g. 'tp=2'); both may be unset.
 WITH offsets AS (
     SELECT rank, offset_ns FROM clock_offsets WHERE run_id = getvariable('run')
 ), events AS (
@@ -40,23 +42,26 @@ WITH offsets AS (
     SELECT min(t) AS t0 FROM aligned
 ), hosts AS (
     SELECT rank, any_value(host) AS host FROM ranks WHERE run_id = getvariable('run') GROUP BY rank
+), base AS (
+    SELECT coalesce(CAST(getvariable('pid_base') AS BIGINT), 0) AS pid_base
 )
 -- process and thread names first, so viewers label the lanes
-SELECT json_object('ph', 'M', 'name', 'process_name', 'pid', rank, 'tid', 0,
-                   'args', json_object('name', 'rank ' || rank || coalesce(' (' || host || ')', ''))) AS event,
+SELECT json_object('ph', 'M', 'name', 'process_name', 'pid', rank + b.pid_base, 'tid', 0,
+                   'args', json_object('name', coalesce(getvariable('label') || ': ', '') || 'rank '
+                                               || rank || coalesce(' (' || host || ')', ''))) AS event,
        0 AS sort_group, rank AS sort_pid, 0 AS sort_ts
-FROM hosts
+FROM hosts CROSS JOIN base b
 UNION ALL
-SELECT json_object('ph', 'M', 'name', 'process_sort_index', 'pid', rank, 'tid', 0,
-                   'args', json_object('sort_index', rank)), 0, rank, 0
-FROM hosts
+SELECT json_object('ph', 'M', 'name', 'process_sort_index', 'pid', rank + b.pid_base, 'tid', 0,
+                   'args', json_object('sort_index', rank + b.pid_base)), 0, rank, 0
+FROM hosts CROSS JOIN base b
 UNION ALL
-SELECT json_object('ph', 'M', 'name', 'thread_name', 'pid', rank, 'tid', tid,
+SELECT json_object('ph', 'M', 'name', 'thread_name', 'pid', rank + b.pid_base, 'tid', tid,
                    'args', json_object('name', any_value(lane))), 0, rank, 0
-FROM aligned GROUP BY rank, tid
+FROM aligned CROSS JOIN base b GROUP BY rank, b.pid_base, tid
 UNION ALL
-SELECT json_object('ph', 'X', 'cat', a.cat, 'name', a.name, 'pid', a.rank, 'tid', a.tid,
+SELECT json_object('ph', 'X', 'cat', a.cat, 'name', a.name, 'pid', a.rank + b.pid_base, 'tid', a.tid,
                    'ts', round((a.t - o.t0) / 1000.0, 3), 'dur', round(a.dur_ns / 1000.0, 3),
                    'args', a.args), 1, a.rank, a.t
-FROM aligned a CROSS JOIN origin o
+FROM aligned a CROSS JOIN origin o CROSS JOIN base b
 ORDER BY sort_group, sort_pid, sort_ts;

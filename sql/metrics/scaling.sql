@@ -3,7 +3,7 @@
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
--- params: runs (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
+-- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time
 --
 -- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
@@ -23,11 +23,30 @@
 -- ranks.host), else by world size ("8 ranks"). step_ns is the median across-rank iteration time
 -- (as iteration_time: first and last iteration of each rank left out unless include_first_last;
 -- NULL without iterations).
+-- series (a series_id of the series view) compares the runs of that series only, labelled and
+-- ordered by the one field they differ in ("tp=2"). Runs are never mixed silently: differs_in
+-- names the configuration fields (run_config) whose values differ among the runs compared, and
+-- when that is more than one field the sentence says the runs are not one series.
 WITH chosen AS (
     SELECT run_id FROM (SELECT run_id FROM runs UNION SELECT run_id FROM ranks)
-    WHERE getvariable('runs') IS NULL
-       OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
-                        run_id)
+    WHERE (getvariable('runs') IS NULL
+           OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
+                            run_id))
+      AND (getvariable('series') IS NULL
+           OR run_id IN (SELECT run_id FROM series WHERE series_id = CAST(getvariable('series') AS VARCHAR)))
+),
+in_series AS (
+    SELECT run_id, varied || '=' || value AS label, position FROM series
+    WHERE series_id = CAST(getvariable('series') AS VARCHAR)
+),
+differing AS (
+    -- configuration fields whose values differ among the runs compared (or that some lack)
+    SELECT string_agg(key, ', ' ORDER BY key) AS fields, count(*) AS n
+    FROM (
+        SELECT key FROM run_config WHERE run_id IN (SELECT run_id FROM chosen)
+        GROUP BY key
+        HAVING count(DISTINCT value) > 1 OR count(*) < (SELECT count(*) FROM chosen)
+    )
 ),
 keys AS (
     SELECT r.run_id, r.rank, r.rank_key AS grp FROM ranks r JOIN chosen c ON c.run_id = r.run_id
@@ -169,12 +188,13 @@ kind_text AS (
 ),
 described AS (
     SELECT s.run_id, s.world_size, s.nodes,
-           CASE WHEN s.nodes IS NOT NULL
-                THEN s.nodes || CASE WHEN s.nodes = 1 THEN ' node' ELSE ' nodes' END
-                ELSE s.world_size || CASE WHEN s.world_size = 1 THEN ' rank' ELSE ' ranks' END
-           END AS label,
-           row_number() OVER (ORDER BY s.world_size, s.run_id) AS size_order
-    FROM sizes s
+           coalesce(i.label,
+                    CASE WHEN s.nodes IS NOT NULL
+                         THEN s.nodes || CASE WHEN s.nodes = 1 THEN ' node' ELSE ' nodes' END
+                         ELSE s.world_size || CASE WHEN s.world_size = 1 THEN ' rank' ELSE ' ranks' END
+                    END) AS label,
+           row_number() OVER (ORDER BY i.position, s.world_size, s.run_id) AS size_order
+    FROM sizes s LEFT JOIN in_series i ON i.run_id = s.run_id
 ),
 baseline AS (
     SELECT run_id AS baseline_run, label AS baseline_label FROM described WHERE size_order = 1
@@ -188,9 +208,10 @@ joined AS (
                 THEN coalesce((SELECT c.pct FROM candidates c
                                WHERE c.run_id = bl.baseline_run AND c.part = b.part), 0) END
                AS baseline_pct,
-           kt.exposed_by_collective
+           kt.exposed_by_collective, dif.fields AS differs_in, dif.n AS fields_differing
     FROM described d
     CROSS JOIN baseline bl
+    CROSS JOIN differing dif
     LEFT JOIN per_run p ON p.run_id = d.run_id
     LEFT JOIN bottleneck b ON b.run_id = d.run_id
     LEFT JOIN step_time t ON t.run_id = d.run_id
@@ -200,7 +221,8 @@ SELECT
     run_id,
     world_size,                                   -- ranks
     nodes,                                        -- distinct hosts (NULL when unknown)
-    label,                                        -- "4 nodes" or "8 ranks"
+    label,                                        -- "4 nodes", "8 ranks", or in a series "tp=2"
+    differs_in,                                   -- configuration fields that differ among the runs
     step_ns,                                      -- median across-rank iteration time, ns
     CAST(window_ns AS BIGINT) AS window_ns,       -- GPU time summed over ranks, ns
     compute_ns * 100.0 / window_ns AS compute_pct,
@@ -223,6 +245,8 @@ SELECT
                      WHEN round(bottleneck_pct) < round(baseline_pct)
                          THEN ', down from ' || CAST(round(baseline_pct) AS BIGINT) || '% at ' || baseline_label
                      ELSE ', as at ' || baseline_label END
-    END AS sentence
+    END || CASE WHEN fields_differing > 1
+                THEN ' (not one series: the runs differ in ' || differs_in || ')' ELSE '' END
+        AS sentence
 FROM joined
 ORDER BY size_order;

@@ -111,6 +111,18 @@ def ingest(
         show_default="UTC")] = None,
     series_host: Annotated[Optional[str], typer.Option(
         help="Host the series was sampled on, when it has no host column")] = None,
+    log: Annotated[Optional[list[Path]], typer.Option(
+        "--log", help="A training log, or a folder of *.log files (one run each, named after "
+        "the file, unless --run or traces beside it say otherwise); repeatable")] = None,
+    log_pattern: Annotated[Optional[str], typer.Option(
+        help="Regular expression for other timer lines: each named group a timer in ms, or "
+        "(?P<name>...) with (?P<ms>...); (?P<rank>...) and (?P<step>...) are read too")] = None,
+    name_template: Annotated[Optional[str], typer.Option(
+        help="What file names say about the run, e.g. 'log-{model_size}-tp{tp}-dp{dp}-"
+        "mbs{micro_batch}'; fields that are no runs column go to runs.params")] = None,
+    run_param: Annotated[Optional[list[str]], typer.Option(
+        "--run-param", help="KEY=VALUE of the runs' configuration (tp=4, zero_stage=2, ...), "
+        "trusted above everything else; repeatable")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
     wait: WaitOption = 60.0,
 ) -> None:
@@ -124,14 +136,20 @@ def ingest(
 
         tracewh ingest runs/ --db job.duckdb
         tracewh ingest --series gpu_monitor.csv --run dp4 --db job.duckdb
+        tracewh ingest --log sweep/ --name-template 'log-{model_size}-tp{tp}-dp{dp}'
     """
-    if not paths and not series:
-        _fail("nothing to ingest: give trace files or folders, or --series FILE.csv")
+    if not paths and not series and not log:
+        _fail("nothing to ingest: give trace files or folders, --log FILE_OR_DIR or --series FILE.csv")
     from .ingest import default_memory_limit, ingest_paths
+    from .ingest.config import compile_template, parse_run_params
     from .ingest.discover import parse_rank_map
+    from .ingest.logs import compile_pattern
 
     try:
         rules = parse_rank_map(rank_map or [])
+        log_options = {"log_pattern": compile_pattern(log_pattern),
+                       "name_template": compile_template(name_template),
+                       "run_params": parse_run_params(run_param or [])}
         con = connect(_db(db), wait=wait, on_wait=_waiting)
         con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit(jobs)])
         # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
@@ -169,7 +187,7 @@ def ingest(
                      series=series, series_options={
                          "time_column": series_time_column, "time_unit": series_time_unit,
                          "tz": series_tz, "host": series_host},
-                     on_file=on_file, on_start=on_start)
+                     logs=log, log_options=log_options, on_file=on_file, on_start=on_start)
     con.close()
     _summarize(results, time.perf_counter() - started, quiet)
     if any(r.status == "failed" for r in results):

@@ -26,7 +26,8 @@ import duckdb
 
 from . import __version__
 from .resources import sql_dir
-from .warehouse import views_checksum
+from .errors import TracewhError
+from .warehouse import first_row, views_checksum
 
 MANIFEST = "manifest.json"
 # Views big enough that a reader wants to prune by rank as well as by run.
@@ -176,15 +177,33 @@ def _read_manifest(out: Path) -> dict:
 
 def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str, out: Path) -> int:
     """Write one run as a Chrome/Perfetto trace JSON (sql/export/chrome_trace.sql makes the
-    events); returns the number of events written."""
-    con.execute("SET VARIABLE run = ?", [run])
-    result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
+    events); or, given a series (a series_id of the series view), its runs side by side in one
+    file, each run's ranks as processes labelled with its value ('tp=2: rank 0'), each run from
+    its own first event. Returns the number of events written."""
+    parts = _chrome_trace_parts(con, run)
     written = 0
     with out.open("w") as handle:
         handle.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
-        while rows := result.fetchmany(50_000):
-            handle.write("".join((",\n" if written + i else "") + str(row[0])
-                                 for i, row in enumerate(rows)))
-            written += len(rows)
+        for name, pid_base, label in parts:
+            con.execute("SET VARIABLE run = ?", [name])
+            con.execute("SET VARIABLE pid_base = ?", [pid_base])
+            con.execute("SET VARIABLE label = ?", [label])
+            result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
+            while rows := result.fetchmany(50_000):
+                handle.write("".join((",\n" if written + i else "") + str(row[0])
+                                     for i, row in enumerate(rows)))
+                written += len(rows)
         handle.write("\n]}\n")
     return written
+
+
+def _chrome_trace_parts(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[str, int, str | None]]:
+    """(run, pid offset, label) for a run, or for each run of a series in its order."""
+    if first_row(con, "SELECT 1 FROM runs WHERE run_id = ?", [name]):
+        return [(name, 0, None)]
+    series = con.execute("SELECT run_id, position, varied || '=' || value FROM series "
+                         "WHERE series_id = ? ORDER BY position", [name]).fetchall()
+    if not series:
+        raise TracewhError(f"no run or series named {name!r} - see 'tracewh runs' and the "
+                           "series view")
+    return [(run, position * 1_000_000, label) for run, position, label in series]

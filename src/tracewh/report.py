@@ -22,6 +22,9 @@ Figures (one per run where it says "per run"):
     iteration_time_<run>    iteration_time            step time per rank and across ranks
     phases_<run>            nvtx_phases, throughput   phase times per iteration (+ tokens/s)
     memory_<run>            memory_by_phase           min/mean/max of a sampled measure per phase
+    log_phases_<series>     log_phases                forward / backward / step medians per
+                                                      configuration of a series of training logs,
+                                                      with the TFLOP/s the logs print
 
 A figure whose metric returns no rows (or cannot run) is left out with a one-line note.
 """
@@ -722,7 +725,56 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "run"
 
 
-def _plan(runs: list[str]) -> list[tuple[str, str, str, str | None, Callable]]:
+# the timers drawn for a series, in stacking order: the first a run's log has, by phase
+LOG_PHASES = (("forward", ("fwd", "fwd_microstep", "forward")),
+              ("backward", ("bwd", "bwd_microstep", "backward")),
+              ("step", ("step", "step_microstep", "optimizer")))
+
+
+def fig_log_phases_series(ctx: _Context, item: Item, series: str):
+    """Horizontal bars, one per configuration of the series, stacked forward / backward / step
+    (median over kept steps), and the TFLOP/s the logs print as a dotted line on a second axis."""
+    rows = _rows(ctx, item, "log_phases", series=series)
+    configs = list(dict.fromkeys((r["position"], r["varied"], r["value"], r["run_id"]) for r in rows))
+    by_run = {(r["run_id"], r["timer"]): r["median_ms"] for r in rows}
+    stacks = {phase: [next((by_run[c[3], t] for t in timers if (c[3], t) in by_run), 0.0)
+                      for c in configs] for phase, timers in LOG_PHASES}
+    if not any(any(v) for v in stacks.values()):
+        raise Skip("log_phases has no forward, backward or step timer for this series")
+    fig = _figure(ctx.options)
+    ax = fig.add_subplot()
+    positions = list(range(len(configs)))
+    left = [0.0] * len(configs)
+    for i, (phase, values) in enumerate(stacks.items()):
+        ax.barh(positions, values, left=left, height=0.6, color=PALETTE[i], label=phase)
+        left = [a + b for a, b in zip(left, values)]
+    ax.set_yticks(positions, [f"{varied}={value}" for _, varied, value, _ in configs])
+    ax.invert_yaxis()
+    ax.set_xlabel("median time per step (ms)")
+    ax.set_title(f"Series {series}: phase times per configuration")
+    tflops = {r["run_id"]: r["tflops"] for r in rows}
+    if any(tflops.get(c[3]) is not None for c in configs):
+        twin = ax.twiny()
+        twin.plot([tflops.get(c[3]) for c in configs], positions, linestyle=":", marker="o",
+                  color="black", label="TFLOP/s")
+        twin.set_xlabel("TFLOP/s (as the logs print)")
+    else:
+        item.notes.append("No TFLOP/s line: the logs print none.")
+    item.caption = ("Median forward, backward and step time over the kept steps of each run's "
+                    "training log (the first step left out as warm-up), one bar per "
+                    f"configuration of the series; only {configs[0][1]} differs between them.")
+    _outside_legend(fig, ax, ncols=3)
+    return fig
+
+
+def _series_to_draw(con, runs: list[str]) -> list[str]:
+    """The series of training-log runs among `runs`, for the log_phases figure."""
+    rows = query_arrow(con, "SELECT DISTINCT series_id, run_id FROM series ORDER BY ALL").to_pylist()
+    chosen = set(runs)
+    return list(dict.fromkeys(r["series_id"] for r in rows if r["run_id"] in chosen))
+
+
+def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, str | None, Callable]]:
     """(section, key, title, run, draw) for every item, in page order."""
     slugs: dict[str, str] = {}
     for run in runs:
@@ -753,6 +805,9 @@ def _plan(runs: list[str]) -> list[tuple[str, str, str, str | None, Callable]]:
                     fig_iteration_time)
     plan += per_run("7. Phases", "phases", "Forward / backward / optimizer phases", fig_phases)
     plan += per_run("8. Memory by phase", "memory", "Memory by phase", fig_memory)
+    plan += [("9. Training-log phases per series", f"log_phases_{_slug(s)}",
+              f"Phase times across series {s}", None,
+              lambda ctx, item, s=s: fig_log_phases_series(ctx, item, s)) for s in series]
     return plan
 
 
@@ -817,7 +872,8 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
 
     items: list[Item] = []
     with matplotlib.rc_context(_RC):
-        for section, key, title, run, draw in (_plan(runs) if runs else []):
+        for section, key, title, run, draw in (_plan(runs, _series_to_draw(con, runs))
+                                               if runs else []):
             item = Item(key=key, title=title, section=section, run_id=run)
             try:
                 fig = draw(ctx, item)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections import Counter, deque
@@ -18,9 +19,9 @@ from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..sqlscript import run_script, set_variables
 from ..warehouse import cursor, first_row, utc_now
-from . import card, kineto, nsys, nsys_report, series
-from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, Candidate, RankRule,
-                       discover, run_identity)
+from . import card, config, kineto, logs, nsys, nsys_report, series
+from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
+                       RankRule, discover, discover_logs, run_identity)
 
 
 @dataclass
@@ -66,6 +67,8 @@ def ingest_paths(
     jobs: int | None = None,
     series: list[Path] | None = None,
     series_options: dict | None = None,
+    logs: list[Path] | None = None,
+    log_options: dict | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Candidate]], None] | None = None,
 ) -> list[FileResult]:
@@ -84,6 +87,10 @@ def ingest_paths(
             continue
         run_id, root = run_identity(path, path.parent, run)
         candidates.append(Candidate(path.resolve(), SERIES_CSV, run_id, root))
+    if logs:
+        found, log_errors = discover_logs(logs, run)
+        candidates += found
+        errors += log_errors
     results = [FileResult(Path(e.path), "failed", message=str(e)) for e in errors]
     if on_start:
         on_start(candidates)
@@ -106,7 +113,7 @@ def ingest_paths(
     con.execute(f"SET threads = {max(1, threads // min(jobs, max(1, len(candidates))))}")
     try:
         _ingest_candidates(con, candidates, results, jobs, rank_rules or [], replace,
-                           series_options or {}, on_file)
+                           {**(series_options or {}), **(log_options or {})}, on_file)
         con.execute(f"SET threads = {threads}")  # the checkpoint uses every thread
         if not any(r.status == "replaced" for r in results):
             _checkpoint(con)
@@ -123,13 +130,13 @@ def _checkpoint(con: duckdb.DuckDBPyConnection) -> None:
         pass  # another transaction is open: the checkpoint happens at close instead
 
 
-def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, series_options,
+def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, options,
                        on_file) -> None:
-    files_per_run = Counter(c.run_id for c in candidates if c.format != SERIES_CSV)
+    files_per_run = Counter(c.run_id for c in candidates if c.format not in (SERIES_CSV, TRAINING_LOG))
     queue = iter(candidates)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
         def submit(c):
-            return pool.submit(_prepare, con, c, replace, series_options)
+            return pool.submit(_prepare, con, c, replace, options)
 
         # `jobs` files decoding and one being written: the next file starts decoding as soon as
         # one is taken for writing, else a core idles whenever the file behind it is decoded
@@ -142,7 +149,7 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, seri
             prepared = ahead.popleft().result()
             ahead.extend(submit(c) for c in islice(queue, 1))
             alone = files_per_run[prepared.candidate.run_id] == 1
-            result = _finish(prepared, rank_rules, replace, alone, series_options)
+            result = _finish(prepared, rank_rules, replace, alone, options)
             results.append(result)
             on_file and on_file(result)
 
@@ -161,7 +168,7 @@ class _Prepared:
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool,
-             series_options: dict) -> _Prepared:
+             options: dict) -> _Prepared:
     prepared = _Prepared(candidate, FileResult(candidate.path, "failed", candidate.run_id),
                          started=time.perf_counter())
     try:
@@ -179,9 +186,10 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
         if candidate.format in (NSYS_SQLITE, NSYS_REPORT):
             prepared.info = nsys.prepare(prepared.cursor, source_path)
         elif candidate.format == SERIES_CSV:
-            prepared.info = series.layout(candidate.path, series_options.get("time_column"),
-                                          series_options.get("time_unit"),
-                                          series_options.get("tz"))
+            prepared.info = series.layout(candidate.path, options.get("time_column"),
+                                          options.get("time_unit"), options.get("tz"))
+        elif candidate.format == TRAINING_LOG:
+            prepared.info = logs.decode(candidate.path, options.get("log_pattern"))
         elif candidate.format == KINETO_JSON:
             prepared.info = kineto.prepare(prepared.cursor, source_path, candidate.run_id)
         else:
@@ -196,7 +204,7 @@ def _already_ingested(con: duckdb.DuckDBPyConnection, digest: str):
 
 
 def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bool,
-            series_options: dict) -> FileResult:
+            options: dict) -> FileResult:
     result, con, path = prepared.result, prepared.cursor, prepared.candidate.path
     try:
         if isinstance(prepared.info, Exception):
@@ -215,7 +223,7 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
         try:
             for (old_id,) in stale:
                 remove_source(con, old_id)
-            result.rows = _load(con, prepared, rules, alone, series_options.get("host"))
+            result.rows = _load(con, prepared, rules, alone, options)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -238,7 +246,7 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
 
 
 def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule],
-          alone: bool, series_host: str | None) -> int:
+          alone: bool, options: dict) -> int:
     candidate, source_path = prepared.candidate, prepared.source_path
     file_id = first_row(con, "SELECT nextval('store.file_id_seq')")[0]
     con.execute(
@@ -253,14 +261,24 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
             "gpus_per_node = coalesce(gpus_per_node, $gpus_per_node), "
             "metadata = coalesce(metadata, $metadata) WHERE run_id = $run",
             {**found, "run": candidate.run_id})
+    params, config_warnings = config.collect(
+        candidate.path, candidate.run_id, candidate.run_root,
+        found and json.loads(found["metadata"])["workload_card"],
+        prepared.info.text if candidate.format == TRAINING_LOG else "", options)
+    if params:
+        con.executemany("INSERT INTO store.run_params VALUES (?, ?, ?, ?, ?)",
+                        [(candidate.run_id, file_id, k, v, source) for k, v, source in params])
     if candidate.format == SERIES_CSV:
         facts = series.load(con, candidate.path, prepared.info, candidate.run_id, file_id,
-                            series_host)
+                            options.get("host"))
+    elif candidate.format == TRAINING_LOG:
+        facts = logs.load(con, prepared.info, candidate.run_id, file_id)
     elif candidate.format == KINETO_JSON:
         facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
                             alone)
     else:
         facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
+    facts.warnings += config_warnings
     derive(con, file_id)
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(

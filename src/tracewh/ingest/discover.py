@@ -15,6 +15,7 @@ NSYS_SQLITE = "nsys-sqlite"
 NSYS_REPORT = "nsys-rep"
 KINETO_JSON = "kineto-json"
 SERIES_CSV = "series-csv"
+TRAINING_LOG = "training-log"
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -74,6 +75,39 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
             run_id, run_root = run_identity(path, root, run)
             found.append(Candidate(path.resolve(), fmt, run_id, run_root))
     return found, errors
+
+
+def discover_logs(paths: list[Path], run: str | None = None
+                  ) -> tuple[list[Candidate], list[IngestError]]:
+    """Training logs (`--log FILE_OR_DIR`; directories give their *.log files, recursively).
+    A sweep folder holds one log per configuration, so a log is its own run, named after the
+    file without its extension, unless --run names one or the log lies beside traces, whose run
+    it joins."""
+    found: list[Candidate] = []
+    errors: list[IngestError] = []
+    for given in paths:
+        if given.is_dir():
+            files, root = sorted(p for p in _walk(given, errors) if p.suffix == ".log"), given
+            if not files:
+                errors.append(IngestError(given, "no *.log file in this directory"))
+        elif given.is_file():
+            files, root = [given], given.parent
+        else:
+            errors.append(IngestError(given, "no such file or directory", "check the path"))
+            continue
+        for path in files:
+            if run or _holds_traces(path.parent):
+                run_id, run_root = run_identity(path, root, run)
+            else:
+                run_id, run_root = path.stem, path.parent
+            found.append(Candidate(path.resolve(), TRAINING_LOG, run_id, run_root))
+    return found, errors
+
+
+def _holds_traces(directory: Path) -> bool:
+    """Trace files lie in `directory` (a DeepSpeed ds_config.json is no trace)."""
+    return any(file_format(p) for p in directory.iterdir()
+               if p.is_file() and not fnmatch.fnmatch(p.name, "*config*.json"))
 
 
 def _walk(root: Path, errors: list[IngestError]) -> list[Path]:

@@ -1,0 +1,30 @@
+-- metric: parallelism
+-- version: 1
+-- summary: How each run is parallelised (DDP, ZeRO-1/2/3, FSDP, tensor, pipeline, expert), read from the collectives per process group, with the evidence
+-- unit: calls
+-- grain: run_id, process_group, collective
+-- params: run (text, optional)
+-- see: DeepSpeed ZeRO, PyTorch FSDP, Megatron-LM TP/PP, MoE expert parallelism
+--
+-- One row per run, process group and collective (parallel_groups): the group's ranks, calls per
+-- rank and iteration in forward, backward and the optimizer step (the phase range enclosing the
+-- launching CUDA call), the median size, the pattern matched and the evidence as a sentence.
+-- The rules and their order are documented in sql/views/parallel_groups.sql. Traces that name
+-- no process group (older PyTorch, nsys) put all of a run's collectives of a kind in one row.
+SELECT
+    run_id,
+    process_group,
+    pg_desc,
+    ranks,
+    group_size,
+    collective,
+    calls_per_iteration,
+    forward_per_iteration,
+    backward_per_iteration,
+    optimizer_per_iteration,
+    median_bytes,
+    pattern,     -- DDP / ZeRO-1, ZeRO-2, FSDP / ZeRO-3, tensor parallel, pipeline parallel, expert parallel, unclassified
+    evidence
+FROM parallel_groups
+WHERE getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR)
+ORDER BY run_id, process_group, collective;

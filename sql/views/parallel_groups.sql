@@ -1,0 +1,124 @@
+-- How a run is parallelised, read from its collectives: one row per run, process group and
+-- collective, with where in the step the collective is launched, how often, how big, and the
+-- pattern it matches. The parallelism metric shows it; runs takes tp/dp/pp/ep/zero_stage from
+-- it when nothing better says (run_config, source 'inferred').
+--
+-- Phase of a collective: the phase range enclosing the CUDA call that launched it (on any
+-- thread of its rank; autograd's evaluate_function ops only on their own thread): optimizer
+-- (a range named like optimizer or _take_model_step, not zero_grad), else backward (named like
+-- backward, or autograd::engine::evaluate_function), else forward (named like forward), else
+-- other. Patterns, in this order (calls counted per rank and iteration):
+--   pipeline parallel  Send/Recv/SendRecv (peers one stage apart)
+--   expert parallel    AllToAll (MoE token dispatch/combine; also sharded embeddings, DLRM)
+--   FSDP / ZeRO-3      AllGather in forward and ReduceScatter in backward, in one group
+--   tensor parallel    2+ calls in forward and 2+ in backward: inside every layer
+--   ZeRO-2             ReduceScatter of gradients in backward (and its group's AllGather of
+--                      the updated parameters after the optimizer)
+--   DDP / ZeRO-1       AllReduce in backward or the optimizer, none in forward (and the
+--                      Broadcast of buffers in a group that reduces gradients so)
+--   unclassified       anything else
+CREATE OR REPLACE VIEW parallel_groups AS
+WITH launched AS (
+    SELECT n.run_id, n.rank, n.file_id, n.collective, n.full_bytes, n.group_size, n.pg_name,
+           n.pg_desc, n.pg_ranks, n.peer, n.iteration, a.tid, a.start_ns AS launch_ns
+    FROM nccl_ops n
+    LEFT JOIN cuda_api a
+        ON a.file_id = n.file_id AND a.pid = n.pid AND a.correlation_id = n.correlation_id
+),
+marks AS (
+    SELECT file_id, CAST(NULL AS BIGINT) AS tid, start_ns, end_ns,
+           CASE WHEN regexp_matches(name, '(?i)optimi[sz]er|_take_model_step') THEN 1
+                WHEN regexp_matches(name, '(?i)backward') THEN 2 ELSE 3 END AS phase_order
+    FROM nvtx_ranges
+    WHERE end_ns IS NOT NULL
+      AND regexp_matches(name, '(?i)optimi[sz]er|_take_model_step|backward|forward')
+      AND NOT regexp_matches(name, '(?i)zero_grad')
+    UNION ALL
+    SELECT file_id, tid, start_ns, end_ns, 2
+    FROM cpu_ops
+    WHERE name LIKE 'autograd::engine::evaluate_function:%'
+),
+phased AS (
+    SELECT l.*,
+           CASE min(m.phase_order) WHEN 1 THEN 'optimizer' WHEN 2 THEN 'backward'
+                                   WHEN 3 THEN 'forward' ELSE 'other' END AS phase
+    FROM launched l
+    LEFT JOIN marks m
+        ON m.file_id = l.file_id AND l.launch_ns >= m.start_ns AND l.launch_ns < m.end_ns
+       AND (m.tid IS NULL OR m.tid = l.tid)
+    GROUP BY ALL
+),
+per_group AS (
+    SELECT run_id,
+           coalesce(pg_name, '') AS process_group,
+           collective,
+           any_value(pg_desc) AS pg_desc,
+           coalesce(any_value(pg_ranks),
+                    '[' || array_to_string(list_sort(list(DISTINCT rank)), ', ') || ']') AS ranks,
+           coalesce(max(group_size), count(DISTINCT rank)) AS group_size,
+           any_value(pg_ranks) IS NOT NULL OR max(group_size) IS NOT NULL AS group_known,
+           count(DISTINCT rank) AS ranks_seen,
+           count(DISTINCT iteration) > 0 AS has_iterations,
+           greatest(count(DISTINCT iteration), 1) AS iterations,
+           count(*) AS calls,
+           count(*) FILTER (WHERE phase = 'forward') AS forward,
+           count(*) FILTER (WHERE phase = 'backward') AS backward,
+           count(*) FILTER (WHERE phase = 'optimizer') AS optimizer,
+           median(full_bytes) AS median_bytes,
+           max(abs(peer - rank)) AS peer_distance
+    FROM phased
+    GROUP BY ALL
+),
+rated AS (
+    SELECT *,
+           calls / (ranks_seen * iterations) AS calls_per_iteration,
+           forward / (ranks_seen * iterations) AS forward_per_iteration,
+           backward / (ranks_seen * iterations) AS backward_per_iteration,
+           optimizer / (ranks_seen * iterations) AS optimizer_per_iteration
+    FROM per_group
+),
+grouped AS (
+    SELECT *,
+           bool_or(collective = 'AllGather' AND forward > 0) OVER g AS gathers_in_forward,
+           bool_or(collective = 'ReduceScatter' AND backward > 0) OVER g AS scatters_in_backward,
+           bool_or(collective = 'AllReduce' AND forward = 0 AND backward > 0) OVER g AS reduces_gradients
+    FROM rated
+    WINDOW g AS (PARTITION BY run_id, process_group)
+)
+SELECT
+    run_id,
+    process_group,            -- Process Group Name ('' when the trace has none)
+    pg_desc,                  -- its description (default_pg, mesh_tp, ...)
+    ranks,                    -- the group's ranks (those seen, when the trace does not say)
+    group_size,
+    collective,
+    calls_per_iteration,      -- per rank and iteration
+    forward_per_iteration,
+    backward_per_iteration,
+    optimizer_per_iteration,
+    median_bytes,             -- nccl-tests size; NULL when the trace does not say
+    CASE
+        WHEN collective IN ('Send', 'Recv', 'SendRecv') THEN 'pipeline parallel'
+        WHEN collective = 'AllToAll' THEN 'expert parallel'
+        WHEN collective IN ('AllGather', 'ReduceScatter') AND gathers_in_forward AND scatters_in_backward
+             AND NOT (collective = 'ReduceScatter' AND forward > 0) THEN 'FSDP / ZeRO-3'
+        WHEN forward_per_iteration >= 2 AND backward_per_iteration >= 2 THEN 'tensor parallel'
+        WHEN collective = 'ReduceScatter' AND backward > 0 THEN 'ZeRO-2'
+        WHEN collective = 'AllGather' AND scatters_in_backward AND forward = 0 THEN 'ZeRO-2'
+        WHEN collective = 'AllReduce' AND forward = 0 AND backward + optimizer > 0 THEN 'DDP / ZeRO-1'
+        WHEN collective = 'Broadcast' AND reduces_gradients THEN 'DDP / ZeRO-1'
+        ELSE 'unclassified'
+    END AS pattern,
+    collective || ' ' || printf('%.4g', calls_per_iteration)
+        || CASE WHEN has_iterations THEN 'x per iteration' ELSE 'x per rank (no iterations)' END
+        || ' (forward '
+        || printf('%.4g', forward_per_iteration) || ', backward '
+        || printf('%.4g', backward_per_iteration) || ', optimizer '
+        || printf('%.4g', optimizer_per_iteration) || ')'
+        || coalesce(', median ' || CAST(CAST(median_bytes AS BIGINT) AS VARCHAR) || ' B', '')
+        || CASE WHEN group_known THEN ' in a group of ' || group_size || ' ranks ' || ranks
+                ELSE ' on ranks ' || ranks || ' (the trace names no process group)' END
+        || coalesce(CASE WHEN collective IN ('Send', 'Recv', 'SendRecv')
+                         THEN ', peers ' || peer_distance || ' rank(s) apart' END, '')
+        AS evidence
+FROM grouped;

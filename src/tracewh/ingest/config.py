@@ -1,0 +1,127 @@
+"""A run's configuration (tp, dp, zero stage, micro batch, ...) from what lies around its files:
+--run-param, the workload card, a DeepSpeed ds_config.json, a Megatron arguments block, the file
+name read with --name-template. Each value is stored with its source (store.run_params); the
+runs view keeps the most trusted one per key."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..errors import IngestError, TracewhError
+
+# Megatron argument -> configuration key
+_MEGATRON = {
+    "tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "pp",
+    "data_parallel_size": "dp", "context_parallel_size": "cp", "expert_model_parallel_size": "ep",
+    "zero_stage": "zero_stage", "num_layers": "layers", "hidden_size": "hidden",
+    "num_attention_heads": "heads", "seq_length": "seq_len", "global_batch_size": "global_batch",
+    "micro_batch_size": "micro_batch",
+}
+_ARGUMENTS = re.compile(r"-+ arguments -+\n(.*?)\n-+ end of arguments -+", re.S)
+_ARGUMENT = re.compile(r"^\s+(\w+) \.{2,} (.*?)\s*$", re.M)
+_FIELD = re.compile(r"\{(\w*)\}")
+
+
+def parse_run_params(specs: list[str]) -> list[tuple[str, str]]:
+    """`--run-param KEY=VALUE`, repeatable."""
+    found = []
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not re.fullmatch(r"\w+", key.strip()):
+            raise TracewhError(f"--run-param {spec!r}: expected KEY=VALUE, e.g. tp=4")
+        found.append((key.strip(), value.strip()))
+    return found
+
+
+def compile_template(template: str | None) -> re.Pattern | None:
+    """'log-{model_size}-tp{tp}' -> a regular expression matching a whole file name stem."""
+    if template is None:
+        return None
+    fields = _FIELD.findall(template)
+    if not fields or "" in fields or len(set(fields)) != len(fields):
+        raise IngestError("--name-template", f"{template!r}: needs distinct {{field}} names",
+                          "e.g. 'log-{model_size}-tp{tp}-dp{dp}'")
+    parts = _FIELD.split(template)  # literal, field, literal, field, ..., literal
+    regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+    return re.compile(f"^{regex}$")
+
+
+def from_name(template: re.Pattern, names: list[str]) -> list[tuple[str, str]] | None:
+    """The template's fields of the first name it matches whole; None when none matches."""
+    for name in names:
+        match = template.match(name)
+        if match:
+            return list(match.groupdict().items())
+    return None
+
+
+def from_card(doc: dict) -> list[tuple[str, str]]:
+    """CCL-Bench card: Model-executor.model_plan_parallelization and workload.data."""
+    plan = (doc.get("Model-executor") or {}).get("model_plan_parallelization") or {}
+    data = (doc.get("workload") or {}).get("data") or {}
+    found = [(k, plan[k]) for k in ("tp", "pp", "cp", "ep") if plan.get(k) is not None]
+    replicate, shard = plan.get("dp_replicate"), plan.get("dp_shard")
+    if replicate is not None or shard is not None:
+        found.append(("dp", int(replicate or 1) * int(shard or 1)))
+    found += [(key, data[field]) for key, field in (("global_batch", "batch_size"),
+                                                    ("seq_len", "seq_len")) if data.get(field)]
+    return [(k, str(v)) for k, v in found]
+
+
+def find_ds_config(*directories: Path) -> Path | None:
+    for directory in directories:
+        for path in sorted(directory.glob("*ds_config*.json")):
+            return path
+    return None
+
+
+def from_ds_config(path: Path) -> list[tuple[str, str]]:
+    """DeepSpeed config: zero stage, offload devices and ratio, sub-group size, batch sizes."""
+    try:
+        doc = json.loads(path.read_text(errors="replace"))
+    except (OSError, ValueError) as exc:
+        raise IngestError(path, f"not a readable DeepSpeed config: {exc}") from None
+    zero = doc.get("zero_optimization") or {}
+    optimizer, param = zero.get("offload_optimizer") or {}, zero.get("offload_param") or {}
+    found = {
+        "zero_stage": zero.get("stage"),
+        "micro_batch": doc.get("train_micro_batch_size_per_gpu"),
+        "global_batch": doc.get("train_batch_size"),
+        "gradient_accumulation_steps": doc.get("gradient_accumulation_steps"),
+        "offload_optimizer": optimizer.get("device"),
+        "ratio": optimizer.get("ratio"),
+        "offload_param": param.get("device"),
+        "subgroup": zero.get("sub_group_size"),
+    }
+    return [(k, str(v)) for k, v in found.items() if v is not None and v != "auto"]
+
+
+def from_megatron_arguments(text: str) -> list[tuple[str, str]]:
+    """The `------ arguments ------` block Megatron prints at start-up."""
+    block = _ARGUMENTS.search(text)
+    if not block:
+        return []
+    return [(_MEGATRON[name], value) for name, value in _ARGUMENT.findall(block.group(1))
+            if name in _MEGATRON and value != "None"]
+
+
+def collect(path: Path, run_id: str, run_root: Path, card: dict | None, log_text: str,
+            options: dict) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """Every (key, value, source) known for the run of the file at `path`, and warnings."""
+    found = [(k, v, "run-param") for k, v in options.get("run_params") or []]
+    if card:
+        found += [(k, v, "card") for k, v in from_card(card)]
+    ds_config = find_ds_config(path.parent, run_root)
+    if ds_config is not None:
+        found += [(k, v, "ds_config") for k, v in from_ds_config(ds_config)]
+    found += [(k, v, "megatron-args") for k, v in from_megatron_arguments(log_text)]
+    warnings = []
+    template = options.get("name_template")
+    if template is not None:
+        named = from_name(template, [path.stem, path.name.split(".")[0], run_id.rsplit("/", 1)[-1]])
+        if named is None:
+            warnings.append(f"name does not match --name-template {template.pattern!r}")
+        found += [(k, v, "name-template") for k, v in named or []]
+    return found, warnings
