@@ -51,6 +51,8 @@ PARAM_SETS = {
     "nvtx_phases": {"run": NSYS_RUN, "rank": "3", "iteration_from": "1"},
     "nvtx_summary": {"rank": "0", "window": "0s/30ms", "top": "2"},
     "pipeline_bubble": {"run": NSYS_RUN, "stages": "2", "microbatches": "4"},
+    "run_diff": {"base": NSYS_RUN, "test": SMALL_RUN, "base_iteration": "1-2", "test_iteration": "2",
+                 "level": "kernel, nvtx", "short_names": "true", "launched_only": "true"},
     "scaling": {"runs": f"{NSYS_RUN}, {SMALL_RUN}", "include_first_last": "true"},
     "straggler": {"run": NSYS_RUN, "collective": "AllReduce"},
     "temporal_breakdown": {"run": NSYS_RUN, "per_iteration": "true", "iteration_from": "1"},

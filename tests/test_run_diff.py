@@ -1,0 +1,194 @@
+"""run_diff: HolisticTraceAnalysis 0.5.0's TraceDiff on its own pair, and a generated pair of
+runs whose kernels were added, removed, renamed, slowed and sped up on purpose."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from metric_fixtures import rows
+
+import tracewh
+from tracewh.generate.nsys import FLASH_FWD, GEMM_WGRAD, LAYER_NORM, NEG, JobSpec
+from tracewh.generate.pair import CHANGES, DROPOUT, LAYER_NORM_V2, generate_pair
+from tracewh.ingest import ingest_paths
+
+PEER = Path(__file__).parent / "peer" / "hta_trace_diff_0.5.0.json"
+LEVELS = {"ALL": "all", "CPU": "cpu_op,cuda_api,nvtx", "GPU": "kernel"}
+# HTA's shorten_name keeps a kernel's namespace; tracewh's short name is nsys's base name
+SHORT_BY_DESIGN = {"at::native::vectorized_elementwise_kernel": "vectorized_elementwise_kernel"}
+
+
+# --- the peer: HTA TraceDiff on kineto/hta/trace_compare -----------------------------------------
+
+@pytest.fixture(scope="module")
+def hta_pair(shared_data, tmp_path_factory):
+    con = tracewh.connect(tmp_path_factory.mktemp("hta_pair") / "wh.duckdb")
+    pair = shared_data / "kineto" / "hta" / "trace_compare"
+    for run in ("base", "test"):
+        results = ingest_paths(con, [pair / run], run=run)
+        assert [r.status for r in results] == ["ingested"], results[0].message
+    yield con
+    con.close()
+
+
+def hta_params(case: dict) -> dict:
+    iteration = case["iteration"]
+    # HTA's default is the first iteration; a list is a range here
+    scope = ("1009" if iteration is None else
+             f"{iteration[0]}-{iteration[-1]}" if isinstance(iteration, list) else str(iteration))
+    return dict(base="base", test="test", base_iteration=scope, test_iteration=scope,
+                level=LEVELS[case["device_type"]], short_names=case["use_short_name"],
+                launched_only="true")  # HTA: a GPU op without its launch is in no iteration
+
+
+@pytest.mark.parametrize("index", range(len(json.loads(PEER.read_text())["cases"])))
+def test_run_diff_reproduces_hta_compare_traces_and_ops_diff(hta_pair, index):
+    case = json.loads(PEER.read_text())["cases"][index]
+    got = rows(hta_pair, "run_diff", **hta_params(case))
+    by_name = defaultdict(lambda: defaultdict(float))  # HTA groups by name across categories
+    for row in got:
+        for column in ("base_count", "test_count", "base_total_ns", "test_total_ns"):
+            by_name[row["name"]][column] += row[column]
+        by_name[row["name"]]["class"] = row["count_class"]
+    want = {SHORT_BY_DESIGN.get(r["name"], r["name"]): r for r in case["compare_traces"]}
+    assert set(by_name) == set(want), case
+    sign = {"+": 1, "-": -1, "=": 0}
+    for name, hta in want.items():
+        mine = by_name[name]
+        assert mine["base_count"] == hta["control_counts"], name
+        assert mine["test_count"] == hta["test_counts"], name
+        assert mine["base_total_ns"] == hta["control_total_duration_us"] * 1000, name
+        assert mine["test_total_ns"] == hta["test_total_duration_us"] * 1000, name
+        assert mine["test_count"] - mine["base_count"] == hta["diff_counts"], name
+        assert mine["test_total_ns"] - mine["base_total_ns"] == hta["diff_duration_us"] * 1000
+        diff = mine["test_count"] - mine["base_count"]
+        assert (diff > 0) - (diff < 0) == sign[hta["counts_change_categories"]], name
+    if "ops_diff" in case:
+        classes = defaultdict(list)
+        for name, mine in by_name.items():
+            classes[mine["class"]].append(name)
+        assert {k: sorted(v) for k, v in case["ops_diff"].items()} == \
+               {k: sorted(classes.get(k, [])) for k in case["ops_diff"]}
+
+
+def test_the_peer_cases_cover_every_class(hta_pair):
+    """The recorded HTA answers hold added, deleted and unchanged ops: the comparison bites."""
+    seen = {c for case in json.loads(PEER.read_text())["cases"] if "ops_diff" in case
+            for c, names in case["ops_diff"].items() if names}
+    assert {"added", "deleted", "unchanged"} <= seen
+
+
+# --- a generated pair with known changes ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pair")
+    base, test = generate_pair(out / "traces", JobSpec(world_size=2, iterations=3, layers=2, seed=7))
+    con = tracewh.connect(out / "wh.duckdb")
+    results = ingest_paths(con, [out / "traces"])
+    assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
+    yield con, base, test
+    con.close()
+
+
+def totals(truth, iterations=None, key=lambda k: k.name):
+    """(count, total ns) per kernel name from the generator's record, over every rank."""
+    out = defaultdict(lambda: [0, 0])
+    for kernels in truth.kernels.values():
+        for k in kernels:
+            if iterations is None or k.iteration in iterations:
+                out[key(k)][0] += 1
+                out[key(k)][1] += k.end_ns - k.start_ns
+    return out
+
+
+def expected_class(base, test, threshold=0.05):
+    if base[0] == 0:
+        return "added", "added"
+    if test[0] == 0:
+        return "deleted", "deleted"
+    count = "increased" if test[0] > base[0] else "decreased" if test[0] < base[0] else "unchanged"
+    diff = test[1] - base[1]
+    time = ("increased" if diff > threshold * base[1] else
+            "decreased" if -diff > threshold * base[1] else "unchanged")
+    return count, time
+
+
+def check_against_truth(got, base, test, scale_base=1, scale_test=1, threshold=0.05):
+    by_name = {r["name"]: r for r in got}
+    names = set(base) | set(test)
+    assert names <= set(by_name)
+    for name in names:
+        b, t, row = base.get(name, [0, 0]), test.get(name, [0, 0]), by_name[name]
+        assert row["base_count"] == b[0] / scale_base and row["test_count"] == t[0] / scale_test
+        assert row["base_total_ns"] == pytest.approx(b[1] / scale_base, rel=1e-12)
+        assert row["test_total_ns"] == pytest.approx(t[1] / scale_test, rel=1e-12)
+        assert row["time_diff_ns"] == pytest.approx(t[1] / scale_test - b[1] / scale_base, rel=1e-12)
+        assert (row["count_class"], row["time_class"]) == expected_class(
+            [b[0] / scale_base, b[1] / scale_base], [t[0] / scale_test, t[1] / scale_test],
+            threshold), name
+    return by_name
+
+
+def test_generated_pair_gives_the_injected_classes_and_deltas(pair):
+    con, base, test = pair
+    got = rows(con, "run_diff", base="base", test="test", level="kernel")
+    by_name = check_against_truth(got, totals(base), totals(test))
+    assert by_name[GEMM_WGRAD.name]["count_class"] == "unchanged"
+    assert by_name[GEMM_WGRAD.name]["time_class"] == "increased"
+    assert 80 < by_name[GEMM_WGRAD.name]["time_diff_pct"] < 120  # 2x, give or take the noise
+    assert by_name[FLASH_FWD.name]["time_class"] == "decreased"
+    assert -60 < by_name[FLASH_FWD.name]["time_diff_pct"] < -40
+    assert by_name[NEG.name]["count_class"] == "deleted"
+    assert by_name[DROPOUT.name]["count_class"] == "added"
+    assert by_name[LAYER_NORM.name]["count_class"] == "deleted"
+    assert by_name[LAYER_NORM_V2.name]["count_class"] == "added"
+    assert got[0]["name"] == GEMM_WGRAD.name  # the largest change comes first
+    assert not any(r["per_step"] for r in got)
+    # the copies and memsets did not change
+    assert {r["count_class"] for r in got if r["name"].startswith("[CUDA")} == {"unchanged"}
+
+
+def test_short_names_match_a_renamed_kernel(pair):
+    con, base, test = pair
+    got = rows(con, "run_diff", base="base", test="test", level="kernel", short_names="true")
+    short = lambda k: k.short_name  # noqa: E731
+    by_name = check_against_truth([r for r in got if not r["name"].startswith("[CUDA")],
+                                  totals(base, key=short), totals(test, key=short))
+    assert by_name["vectorized_layer_norm_kernel"]["count_class"] == "unchanged"
+    assert by_name["fused_dropout_kernel_vec"]["count_class"] == "added"
+    assert by_name["elementwise_kernel"]["count_class"] == "decreased"  # neg is one of them
+
+
+def test_different_numbers_of_steps_are_compared_per_rank_and_iteration(pair):
+    con, base, test = pair
+    got = rows(con, "run_diff", base="base", test="test", level="kernel",
+               base_iteration="1-2", test_iteration=" 3 ")
+    assert {(r["base_steps"], r["test_steps"], r["per_step"]) for r in got} == {(4, 2, True)}
+    check_against_truth([r for r in got if not r["name"].startswith("[CUDA")],
+                        totals(base, {1, 2}), totals(test, {3}), scale_base=4, scale_test=2)
+
+
+def test_scope_by_rank_and_level(pair):
+    con, base, test = pair
+    got = rows(con, "run_diff", base="base", test="test", base_rank=0, test_rank=1,
+               level="kernel, nvtx", threshold=0.5)
+    assert {r["level"] for r in got} == {"kernel", "nvtx"}
+    kernels = [r for r in got if r["level"] == "kernel" and not r["name"].startswith("[CUDA")]
+    one = lambda truth, rank: totals(type(truth)(truth.spec, truth.layers,  # noqa: E731
+                                                 kernels={rank: truth.kernels[rank]}))
+    check_against_truth(kernels, one(base, 0), one(test, 1), threshold=0.5)
+    steps = {r["name"]: r for r in got if r["level"] == "nvtx"}
+    assert steps["ProfilerStep#2"]["base_count"] == steps["ProfilerStep#2"]["test_count"] == 1
+    gone = rows(con, "run_diff", base="base", test="no such run", level="kernel")
+    assert gone and {(r["test_count"], r["count_class"]) for r in gone} == {(0, "deleted")}
+
+
+def test_unset_runs_compare_the_first_two(pair):
+    con, _, _ = pair
+    assert rows(con, "run_diff", level="kernel") == rows(con, "run_diff", base="base",
+                                                       test="test", level="kernel")
+    assert CHANGES.removed == {NEG.name}
