@@ -32,6 +32,8 @@ NSYS_RUN, SMALL_RUN, KINETO_RUN = "ddp", "sweep/ddp 2r", "fsdp"  # a hive-escape
 
 # Non-default parameters, each set run by the DuckDB round trip here and by tests/test_spark.py.
 PARAM_SETS = {
+    "breakdown_diff": {"base": SMALL_RUN, "test": NSYS_RUN, "top": "3", "include_first_last": "true",
+                       "kernel_wait_ns": "5000"},
     "clock_skew": {"run": NSYS_RUN},
     "collective_bandwidth": {"run": KINETO_RUN, "iteration_from": "1"},
     "collective_counts": {"run": NSYS_RUN, "rank": "1", "iteration_from": "1",

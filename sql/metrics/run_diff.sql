@@ -7,7 +7,7 @@
 -- see: HTA TraceDiff.compare_traces and ops_diff (tests/peer/hta_trace_diff.py)
 --
 -- The ops of two runs matched by name: base is the run before (the control), test the run
--- after. Default: base is the first run by run_id, test the next one.
+-- after. Default: base is the first run by run_id, test the next one (run_pair).
 -- Scope of each side: base_rank / test_rank (default: every rank of the run) and
 -- base_iteration / test_iteration, an iteration 'N' or a range 'N-M' (inclusive; default: every
 -- op of the run, inside an iteration or not). An op belongs to the iteration of the call that
@@ -39,18 +39,12 @@ WITH sides AS (
                              nullif(regexp_extract(iterations, '^\s*(\d+)\s*(-\s*(\d+))?\s*$', 1), ''))
                     AS INTEGER) AS hi
     FROM (
-        SELECT 'base' AS side,
-               coalesce(CAST(getvariable('base') AS VARCHAR), (SELECT min(run_id) FROM ranks)) AS run_id,
-               CAST(getvariable('base_rank') AS INTEGER) AS rank,
-               CAST(getvariable('base_iteration') AS VARCHAR) AS iterations
-        UNION ALL
-        SELECT 'test',
-               coalesce(CAST(getvariable('test') AS VARCHAR),
-                        (SELECT min(run_id) FROM ranks
-                         WHERE run_id > coalesce(CAST(getvariable('base') AS VARCHAR),
-                                                 (SELECT min(run_id) FROM ranks)))),
-               CAST(getvariable('test_rank') AS INTEGER),
-               CAST(getvariable('test_iteration') AS VARCHAR)
+        SELECT p.side, p.run_id,
+               CAST(CASE p.side WHEN 'base' THEN getvariable('base_rank')
+                                ELSE getvariable('test_rank') END AS INTEGER) AS rank,
+               CAST(CASE p.side WHEN 'base' THEN getvariable('base_iteration')
+                                ELSE getvariable('test_iteration') END AS VARCHAR) AS iterations
+        FROM run_pair(getvariable('base'), getvariable('test')) p
     )
 ),
 wanted AS (

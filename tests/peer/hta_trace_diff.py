@@ -5,7 +5,7 @@ A script, not a test: pytest does not collect it and CI never runs it. It runs
 ``TraceDiff.compare_traces`` and ``TraceDiff.ops_diff`` on the shared HTA pair
 ``kineto/hta/trace_compare/{base,test}`` (rank 1, ``ProfilerStep#1009`` and ``#1010``) for every
 iteration choice and device type, and writes what HTA returns to ``hta_trace_diff_0.5.0.json``;
-``tests/test_run_diff.py`` compares run_diff with it.
+``tests/test_diff.py`` compares run_diff with it.
 
     /work/main/build/hta-venv/bin/python tests/peer/hta_trace_diff.py   # HTA 0.5.0's own venv
 

@@ -1,5 +1,5 @@
-"""run_diff: HolisticTraceAnalysis 0.5.0's TraceDiff on its own pair, and a generated pair of
-runs whose kernels were added, removed, renamed, slowed and sped up on purpose."""
+"""run_diff and breakdown_diff: HolisticTraceAnalysis 0.5.0's TraceDiff on its own pair, and a
+generated pair of runs whose kernels were added, removed, renamed, slowed and sped up on purpose."""
 
 from __future__ import annotations
 
@@ -192,3 +192,59 @@ def test_unset_runs_compare_the_first_two(pair):
     assert rows(con, "run_diff", level="kernel") == rows(con, "run_diff", base="base",
                                                        test="test", level="kernel")
     assert CHANGES.removed == {NEG.name}
+
+
+# --- breakdown_diff ------------------------------------------------------------------------------
+
+def per_step(truth, values):
+    """Sum over every rank, per rank and iteration."""
+    return sum(values) / (truth.spec.world_size * truth.spec.iterations)
+
+
+def test_breakdown_diff_side_by_side_and_the_sentence(pair):
+    con, base, test = pair
+    got = {(r["section"], r["item"]): r for r in rows(con, "breakdown_diff", top=30)}
+    # kernels and collectives: the generator's record, per rank and step
+    for name in {k.name for t in (base, test) for ks in t.kernels.values() for k in ks}:
+        row = got[("kernel", name)]
+        for side, truth in (("base", base), ("test", test)):
+            want = per_step(truth, [k.end_ns - k.start_ns for ks in truth.kernels.values()
+                                    for k in ks if k.name == name])
+            assert (row[f"{side}_value"] or 0) == pytest.approx(want, rel=1e-12), name
+    for collective in ("AllReduce", "Send", "Recv"):
+        row = got[("collective", collective)]
+        for side, truth in (("base", base), ("test", test)):
+            want = per_step(truth, [o.end_ns - o.start_ns for ops in truth.nccl_ops.values()
+                                    for o in ops if o.collective == collective])
+            assert row[f"{side}_value"] == pytest.approx(want, rel=1e-12)
+        assert row["diff"] == pytest.approx(row["test_value"] - row["base_value"])
+    for side, truth in (("base", base), ("test", test)):  # comm kernels never overlap each other
+        comm = sum(k.end_ns - k.start_ns for ks in truth.kernels.values() for k in ks
+                   if k.kind == "comm")
+        want = sum(truth.comm_overlap_ns.values()) * 100 / comm
+        assert got[("overlap", "communication hidden under compute (%)")][f"{side}_value"] == \
+            pytest.approx(want, rel=1e-12)
+    # the breakdown is temporal_breakdown's, summed over ranks, per rank and step
+    for side, truth in (("base", base), ("test", test)):
+        ranks = rows(con, "temporal_breakdown", run=side)
+        for item, column in (("compute", "compute_ns"), ("exposed communication", "exposed_comm_ns"),
+                             ("exposed memory", "exposed_mem_ns"), ("idle", "idle_ns")):
+            assert got[("breakdown", item)][f"{side}_value"] == pytest.approx(
+                per_step(truth, [r[column] for r in ranks]), rel=1e-12)
+        steps = [r for r in rows(con, "iteration_time", run=side) if r["rank"] is None]
+        assert got[("step", "step time")][f"{side}_value"] == steps[0]["median_ns"]
+    idle = sum(r["base_value"] for (section, _), r in got.items() if section == "idle")
+    assert idle == pytest.approx(got[("breakdown", "idle")]["base_value"], rel=1e-9)
+    # the injected largest change leads the sentence: the weight-gradient GEMM, twice as long
+    sentence = got[("step", "step time")]["sentence"]
+    assert sentence.startswith("step time rose from ")
+    assert "the largest contributor is compute" in sentence
+    assert f"led by kernel {GEMM_WGRAD.name} (+" in sentence
+    assert [r["sentence"] for k, r in got.items() if k[0] != "step"] == [None] * (len(got) - 1)
+
+
+def test_breakdown_diff_the_other_way_round_names_the_same_kernel(pair):
+    con, _, _ = pair
+    step = rows(con, "breakdown_diff", base="test", test="base")[0]
+    assert step["sentence"].startswith("step time fell from ")
+    assert f"led by kernel {GEMM_WGRAD.name} (-" in step["sentence"]
