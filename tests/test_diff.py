@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 from metric_fixtures import rows
+from typer.testing import CliRunner
 
 import tracewh
+from tracewh.cli import app
 from tracewh.generate.nsys import FLASH_FWD, GEMM_WGRAD, LAYER_NORM, NEG, JobSpec
 from tracewh.generate.pair import CHANGES, DROPOUT, LAYER_NORM_V2, generate_pair
 from tracewh.ingest import ingest_paths
@@ -248,3 +250,57 @@ def test_breakdown_diff_the_other_way_round_names_the_same_kernel(pair):
     step = rows(con, "breakdown_diff", base="test", test="base")[0]
     assert step["sentence"].startswith("step time fell from ")
     assert f"led by kernel {GEMM_WGRAD.name} (-" in step["sentence"]
+
+
+# --- tracewh diff ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pair_db(tmp_path_factory):
+    """A small generated pair in a warehouse no connection holds open (the CLI opens it)."""
+    out = tmp_path_factory.mktemp("pair_cli")
+    generate_pair(out / "traces", JobSpec(world_size=1, iterations=3, layers=1, seed=3))
+    db = out / "wh.duckdb"
+    result = CliRunner().invoke(app, ["ingest", str(out / "traces"), "--db", str(db), "--quiet"])
+    assert result.exit_code == 0, result.stderr
+    return db
+
+
+def test_cli_diff_prints_the_sentence_then_the_top_changes(pair_db):
+    result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(pair_db), "--top", "3"])
+    assert result.exit_code == 0, result.stderr
+    first, *table = result.stdout.splitlines()
+    con = tracewh.connect(pair_db, read_only=True)
+    try:
+        sentence = rows(con, "breakdown_diff", base="base", test="test")[0]["sentence"]
+        top = rows(con, "run_diff", base="base", test="test")[:3]
+    finally:
+        con.close()
+    assert first == f"base -> test: {sentence}" and GEMM_WGRAD.name in first
+    assert "run_diff v1" in table[0]
+    assert [r["level"] for r in top] == [line.split("│")[1].strip() for line in table
+                                        if line.startswith("│")]
+
+
+def test_cli_diff_csv_is_run_diffs_rows(pair_db):
+    result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(pair_db), "--format",
+                                      "csv", "--level", "kernel", "--short-names"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith("base -> test: step time rose from")
+    con = tracewh.connect(pair_db, read_only=True)
+    try:
+        want = rows(con, "run_diff", base="base", test="test", level="kernel", short_names="true")
+    finally:
+        con.close()
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(want) + 1
+    assert [line.split(",")[3] for line in lines[1:]] == [r["name"] for r in want]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["base", "nope"], "Error: no run 'nope' in "),
+    (["base", "test", "--level", "kernel,gpu"], "Error: --level 'kernel,gpu': 'gpu' is not one"),
+])
+def test_cli_diff_refuses_a_mistake_in_one_line(pair_db, args, message):
+    result = CliRunner().invoke(app, ["diff", *args, "--db", str(pair_db)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith(message) and len(result.stderr.strip().splitlines()) == 1
