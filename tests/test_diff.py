@@ -4,7 +4,9 @@ generated pair of runs whose kernels were added, removed, renamed, slowed and sp
 from __future__ import annotations
 
 import json
+import statistics
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
-from tracewh.generate.nsys import FLASH_FWD, GEMM_WGRAD, LAYER_NORM, NEG, JobSpec
+from tracewh.generate.nsys import FLASH_FWD, GEMM_WGRAD, LAYER_NORM, NEG, JobSpec, generate_job
 from tracewh.generate.pair import CHANGES, DROPOUT, LAYER_NORM_V2, generate_pair
 from tracewh.ingest import ingest_paths
 
@@ -304,3 +306,52 @@ def test_cli_diff_refuses_a_mistake_in_one_line(pair_db, args, message):
     result = CliRunner().invoke(app, ["diff", *args, "--db", str(pair_db)])
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith(message) and len(result.stderr.strip().splitlines()) == 1
+
+
+# --- regressions over a series -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def series(tmp_path_factory):
+    """Three runs of one job: two as they were (seeds 7 and 8), one with the known changes."""
+    out = tmp_path_factory.mktemp("series")
+    spec = JobSpec(world_size=2, iterations=3, layers=2, seed=7)
+    base, test = generate_pair(out / "traces", spec)
+    again = generate_job(out / "traces" / "base2", replace(spec, seed=8))
+    con = tracewh.connect(out / "wh.duckdb")
+    results = ingest_paths(con, [out / "traces"])
+    assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
+    yield con, {"base": base, "base2": again, "test": test}
+    con.close()
+
+
+def test_regressions_flag_what_moved_from_the_series_median(series):
+    con, truths = series
+    got = rows(con, "regressions", runs="base, base2,test", threshold=0.2)
+    kernels = {(r["run_id"], r["item"]): r for r in got if r["section"] == "kernel"}
+    names = {k.name for t in truths.values() for ks in t.kernels.values() for k in ks}
+    assert {name for _, name in kernels} == names
+    for name in names:  # the generator's record, per rank and step, a missing kernel as 0
+        values = {run: per_step(t, [k.end_ns - k.start_ns for ks in t.kernels.values()
+                                    for k in ks if k.name == name]) for run, t in truths.items()}
+        median = statistics.median(values.values())
+        for run, value in values.items():
+            row = kernels[(run, name)]
+            assert row["value"] == pytest.approx(value, rel=1e-12)
+            assert row["series_median"] == pytest.approx(median, rel=1e-12)
+            assert row["flagged"] == (abs(value - median) > 0.2 * abs(median)), (run, name)
+    flagged = {(r["run_id"], r["item"], r["worse"]) for r in got
+               if r["flagged"] and r["section"] == "kernel"}
+    assert ("test", GEMM_WGRAD.name, True) in flagged  # 2x: a regression
+    assert ("test", FLASH_FWD.name, False) in flagged  # 0.5x: an improvement
+    assert ("test", NEG.name, False) in flagged and ("test", DROPOUT.name, True) in flagged
+    # compute kernels of the unchanged runs stay within 20% (NCCL time, which includes waiting
+    # for the slowest rank, moves by ~30% from seed to seed: flagged, rightly)
+    assert not {run for run, name, _ in flagged if not name.startswith("nccl")} - {"test"}
+    assert got[0]["flagged"] and not got[-1]["flagged"]
+
+
+def test_regressions_take_an_explicit_list_of_runs_and_no_series_yet(series):
+    con, _ = series
+    assert {r["run_id"] for r in rows(con, "regressions", runs="base,test")} == {"base", "test"}
+    assert {r["run_id"] for r in rows(con, "regressions")} == {"base", "base2", "test"}
+    assert rows(con, "regressions", series="any") == []  # filled when the series view exists

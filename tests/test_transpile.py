@@ -53,6 +53,8 @@ PARAM_SETS = {
     "nvtx_phases": {"run": NSYS_RUN, "rank": "3", "iteration_from": "1"},
     "nvtx_summary": {"rank": "0", "window": "0s/30ms", "top": "2"},
     "pipeline_bubble": {"run": NSYS_RUN, "stages": "2", "microbatches": "4"},
+    "regressions": {"runs": f"{NSYS_RUN}, {SMALL_RUN}, {KINETO_RUN}", "threshold": "0.3",
+                    "include_first_last": "true"},
     "run_diff": {"base": NSYS_RUN, "test": SMALL_RUN, "base_iteration": "1-2", "test_iteration": "2",
                  "level": "kernel, nvtx", "short_names": "true", "launched_only": "true"},
     "scaling": {"runs": f"{NSYS_RUN}, {SMALL_RUN}", "include_first_last": "true"},
