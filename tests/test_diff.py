@@ -355,3 +355,25 @@ def test_regressions_take_an_explicit_list_of_runs_and_no_series_yet(series):
     assert {r["run_id"] for r in rows(con, "regressions", runs="base,test")} == {"base", "test"}
     assert {r["run_id"] for r in rows(con, "regressions")} == {"base", "base2", "test"}
     assert rows(con, "regressions", series="any") == []  # filled when the series view exists
+
+
+# --- the report's diff section -----------------------------------------------------------------------
+
+def test_report_gains_a_diff_section_for_two_runs(pair):
+    from tracewh.report import Item, Options, _Context, _Metrics, _plan, fig_diff, table_diff
+
+    con, _, _ = pair
+    assert [key for _, key, *_ in _plan(["base", "test"]) if key.startswith("diff")] == \
+        ["diff", "diff_ops"]
+    assert not [key for _, key, *_ in _plan(["base", "test", "x"]) if key.startswith("diff")]
+    ctx = _Context(_Metrics(con), Options(), ["base", "test"])
+    figure = Item("diff", "diff", "9")
+    fig_diff(ctx, figure, "base", "test")
+    sentence = rows(con, "breakdown_diff", base="base", test="test")[0]["sentence"]
+    assert figure.caption == sentence and GEMM_WGRAD.name in sentence
+    assert [u.describe() for u in figure.uses] == ["breakdown_diff v1 (base=base, test=test)"]
+    table = Item("diff_ops", "diff_ops", "9")
+    table_diff(ctx, table, "base", "test")
+    top = rows(con, "run_diff", base="base", test="test")[:15]
+    assert table.table_html.count("<tr>") == len(top) + 1
+    assert table.table_html.index(GEMM_WGRAD.name[:63]) < table.table_html.index("flash_fwd")
