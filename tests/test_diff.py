@@ -260,14 +260,15 @@ def test_breakdown_diff_the_other_way_round_names_the_same_kernel(pair):
 def pair_db(tmp_path_factory):
     """A small generated pair in a warehouse no connection holds open (the CLI opens it)."""
     out = tmp_path_factory.mktemp("pair_cli")
-    generate_pair(out / "traces", JobSpec(world_size=1, iterations=3, layers=1, seed=3))
+    base, test = generate_pair(out / "traces", JobSpec(world_size=1, iterations=3, layers=1, seed=3))
     db = out / "wh.duckdb"
     result = CliRunner().invoke(app, ["ingest", str(out / "traces"), "--db", str(db), "--quiet"])
     assert result.exit_code == 0, result.stderr
-    return db
+    return db, base, test
 
 
 def test_cli_diff_prints_the_sentence_then_the_top_changes(pair_db):
+    pair_db = pair_db[0]
     result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(pair_db), "--top", "3"])
     assert result.exit_code == 0, result.stderr
     first, *table = result.stdout.splitlines()
@@ -284,6 +285,7 @@ def test_cli_diff_prints_the_sentence_then_the_top_changes(pair_db):
 
 
 def test_cli_diff_csv_is_run_diffs_rows(pair_db):
+    pair_db = pair_db[0]
     result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(pair_db), "--format",
                                       "csv", "--level", "kernel", "--short-names"])
     assert result.exit_code == 0, result.stderr
@@ -303,7 +305,7 @@ def test_cli_diff_csv_is_run_diffs_rows(pair_db):
     (["base", "test", "--level", "kernel,gpu"], "Error: --level 'kernel,gpu': 'gpu' is not one"),
 ])
 def test_cli_diff_refuses_a_mistake_in_one_line(pair_db, args, message):
-    result = CliRunner().invoke(app, ["diff", *args, "--db", str(pair_db)])
+    result = CliRunner().invoke(app, ["diff", *args, "--db", str(pair_db[0])])
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith(message) and len(result.stderr.strip().splitlines()) == 1
 
@@ -359,21 +361,43 @@ def test_regressions_take_an_explicit_list_of_runs_and_no_series_yet(series):
 
 # --- the report's diff section -----------------------------------------------------------------------
 
-def test_report_gains_a_diff_section_for_two_runs(pair):
-    from tracewh.report import Item, Options, _Context, _Metrics, _plan, fig_diff, table_diff
+def test_report_gains_a_diff_section_when_asked_for_two_runs(pair, tmp_path):
+    """(Without --run, a warehouse of two runs gets no diff section: tests/test_report.py's
+    sample report.)"""
+    from tracewh.report import build_report
 
     con, _, _ = pair
-    assert [key for _, key, *_ in _plan(["base", "test"]) if key.startswith("diff")] == \
-        ["diff", "diff_ops"]
-    assert not [key for _, key, *_ in _plan(["base", "test", "x"]) if key.startswith("diff")]
-    ctx = _Context(_Metrics(con), Options(), ["base", "test"])
-    figure = Item("diff", "diff", "9")
-    fig_diff(ctx, figure, "base", "test")
+    report = build_report(con, tmp_path, runs=["base", "test"], formats=("svg",))
+    figure, table = [i for i in report.items if i.section.startswith("9.")]
+    assert (figure.key, table.key) == ("diff", "diff_ops") and figure.files["svg"].exists()
     sentence = rows(con, "breakdown_diff", base="base", test="test")[0]["sentence"]
     assert figure.caption == sentence and GEMM_WGRAD.name in sentence
     assert [u.describe() for u in figure.uses] == ["breakdown_diff v1 (base=base, test=test)"]
-    table = Item("diff_ops", "diff_ops", "9")
-    table_diff(ctx, table, "base", "test")
     top = rows(con, "run_diff", base="base", test="test")[:15]
     assert table.table_html.count("<tr>") == len(top) + 1
     assert table.table_html.index(GEMM_WGRAD.name[:63]) < table.table_html.index("flash_fwd")
+    assert sentence in (tmp_path / "index.html").read_text()
+
+
+# --- two runs in one chrome trace ---------------------------------------------------------------------
+
+def test_chrome_trace_puts_two_runs_side_by_side(pair_db, tmp_path):
+    db, base, test = pair_db
+    out = tmp_path / "pair.trace.json"
+    result = CliRunner().invoke(app, ["export", str(out), "--format", "chrome-trace", "--run",
+                                      "base", "--run", "test", "--db", str(db)])
+    assert result.exit_code == 0, result.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names == {0: "base: rank 0 (node0)", 100000: "test: rank 0 (node0)"}
+    kernels, first = defaultdict(int), {}
+    for e in events:
+        if e["ph"] == "X":
+            first[e["pid"]] = min(first.get(e["pid"], e["ts"]), e["ts"])
+            kernels[e["pid"]] += e["cat"] in ("compute", "comm")
+    assert kernels == {0: len(base.kernels[0]), 100000: len(test.kernels[0])}
+    assert first == {0: 0, 100000: 0}  # each run from its own first event
+    result = CliRunner().invoke(app, ["export", str(out), "--format", "chrome-trace", "--db",
+                                      str(db)])
+    assert result.exit_code == 1 and "repeat it to see runs side by side" in result.stderr

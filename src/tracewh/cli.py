@@ -378,6 +378,7 @@ def export(
 
         tracewh export lake/ --db job.duckdb
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
+        tracewh export pair.trace.json --format chrome-trace --run before --run after
     """
     from .export import export_chrome_trace, export_lake
 
@@ -393,10 +394,16 @@ def export(
                       highlight=False, markup=False)
             return
         runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
-        if out.suffix == ".json" and len(runs) != 1:
-            _fail("a single .json file holds one run - pick it with --run, or give a folder")
+        if out.suffix == ".json":  # one file: the runs given, side by side (one when none given)
+            if not run and len(runs) != 1:
+                _fail("a single .json file holds the runs given with --run (repeat it to see runs "
+                      "side by side), or give a folder for one file per run")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            events = export_chrome_trace(con, runs, out)
+            err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
+            return
         for name in runs:
-            target = out if out.suffix == ".json" else out / (name.replace("/", "_") + ".trace.json")
+            target = out / (name.replace("/", "_") + ".trace.json")
             target.parent.mkdir(parents=True, exist_ok=True)
             events = export_chrome_trace(con, name, target)
             err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)

@@ -174,10 +174,10 @@ def _read_manifest(out: Path) -> dict:
     return manifest
 
 
-def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str, out: Path) -> int:
-    """Write one run as a Chrome/Perfetto trace JSON (sql/export/chrome_trace.sql makes the
-    events); returns the number of events written."""
-    con.execute("SET VARIABLE run = ?", [run])
+def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str | list[str], out: Path) -> int:
+    """Write a run, or several side by side (a list), as a Chrome/Perfetto trace JSON
+    (sql/export/chrome_trace.sql makes the events); returns the number of events written."""
+    con.execute("SET VARIABLE runs = ?::VARCHAR[]", [[run] if isinstance(run, str) else list(run)])
     result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
     written = 0
     with out.open("w") as handle:

@@ -22,7 +22,7 @@ Figures (one per run where it says "per run"):
     iteration_time_<run>    iteration_time            step time per rank and across ranks
     phases_<run>            nvtx_phases, throughput   phase times per iteration (+ tokens/s)
     memory_<run>            memory_by_phase           min/mean/max of a sampled measure per phase
-    diff                    breakdown_diff            two runs (--run A --run B): step time and
+    diff                    breakdown_diff            asked for two runs (--run A --run B): step time and
                                                       breakdown per step side by side; caption =
                                                       the largest contributor to the change
     (table) diff_ops        run_diff                  the ops whose time changed most
@@ -757,7 +757,7 @@ def _plan(runs: list[str]) -> list[tuple[str, str, str, str | None, Callable]]:
                     fig_iteration_time)
     plan += per_run("7. Phases", "phases", "Forward / backward / optimizer phases", fig_phases)
     plan += per_run("8. Memory by phase", "memory", "Memory by phase", fig_memory)
-    return plan + (_diff_plan(*runs) if len(runs) == 2 else [])
+    return plan
 
 
 # --- two runs: what changed ---------------------------------------------------------------------
@@ -767,7 +767,7 @@ DIFF_TOP = 15
 
 
 def _diff_plan(base: str, test: str) -> list[tuple[str, str, str, str | None, Callable]]:
-    """The diff section, for a report of exactly two runs (the first given is the base)."""
+    """The diff section, for a report asked for two runs (the first given is the base)."""
     return [(DIFF_SECTION, "diff", f"{base} -> {test}: step time and breakdown", None,
              lambda ctx, item: fig_diff(ctx, item, base, test)),
             (DIFF_SECTION, "diff_ops", f"{base} -> {test}: the largest changes by op", None,
@@ -872,6 +872,7 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
 
     inventory = _inventory(con)
     known = [r["run_id"] for r in inventory["runs"]]
+    asked_for_two = bool(runs) and len(dict.fromkeys(runs)) == 2
     if runs:
         runs = list(dict.fromkeys(runs))
         missing = [r for r in runs if r not in known]
@@ -884,7 +885,8 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
 
     items: list[Item] = []
     with matplotlib.rc_context(_RC):
-        for section, key, title, run, draw in (_plan(runs) if runs else []):
+        plan = (_plan(runs) if runs else []) + (_diff_plan(*runs) if asked_for_two else [])
+        for section, key, title, run, draw in plan:
             item = Item(key=key, title=title, section=section, run_id=run)
             try:
                 fig = draw(ctx, item)
