@@ -28,14 +28,15 @@ WITH pair AS (
 ),
 measures AS (
     SELECT p.side, m.section, m.item, m.item_order, m.kind, m.value
-    FROM run_measures(pair, getvariable('include_first_last'), getvariable('kernel_wait_ns')) m
+    FROM run_measures(pair, getvariable('include_first_last'),
+                      coalesce(getvariable('kernel_wait_ns'), 30000)) m
     JOIN pair p ON p.run_id = m.run_id
 ),
 top_kernels AS (
     SELECT DISTINCT item FROM measures
     WHERE section = 'kernel'
     QUALIFY row_number() OVER (PARTITION BY side ORDER BY value DESC, item)
-            <= CAST(getvariable('top') AS BIGINT)
+            <= coalesce(CAST(getvariable('top') AS BIGINT), 5)
 ),
 side_by_side AS (
     -- every item of either run; a kernel or collective missing in one run is NULL there

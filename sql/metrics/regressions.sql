@@ -26,7 +26,8 @@ WITH chosen AS (
 ),
 measures AS (
     SELECT run_id, section, item, value
-    FROM run_measures(chosen, getvariable('include_first_last'), getvariable('kernel_wait_ns'))
+    FROM run_measures(chosen, getvariable('include_first_last'),
+                      coalesce(getvariable('kernel_wait_ns'), 30000))
 ),
 counted AS (
     -- items that a run may lack count 0 there
@@ -46,7 +47,7 @@ medians AS (
 judged AS (
     SELECT c.run_id, c.section, c.item, c.value, d.series_median, d.runs,
            c.value - d.series_median AS deviation,
-           abs(c.value - d.series_median) > CAST(getvariable('threshold') AS DOUBLE) * abs(d.series_median)
+           abs(c.value - d.series_median) > coalesce(CAST(getvariable('threshold') AS DOUBLE), 0.1) * abs(d.series_median)
                AS flagged
     FROM counted c JOIN medians d ON d.section = c.section AND d.item = c.item
 )

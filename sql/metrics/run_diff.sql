@@ -49,7 +49,7 @@ WITH sides AS (
 ),
 wanted AS (
     SELECT trim(level) AS level
-    FROM (SELECT unnest(CASE WHEN trim(CAST(getvariable('level') AS VARCHAR)) = 'all'
+    FROM (SELECT unnest(CASE WHEN trim(coalesce(CAST(getvariable('level') AS VARCHAR), 'all')) = 'all'
                              THEN ['kernel', 'cpu_op', 'cuda_api', 'nvtx']
                              ELSE string_split(CAST(getvariable('level') AS VARCHAR), ',') END) AS level)
 ),
@@ -61,7 +61,7 @@ gpu AS (
     WHERE 'kernel' IN (SELECT level FROM wanted)
       -- by rank_key: half the CPU of comparing run_id text on every op
       AND rank_key IN (SELECT rank_key FROM ranks WHERE run_id IN (SELECT run_id FROM sides))
-      AND (NOT CAST(getvariable('launched_only') AS BOOLEAN) OR launch_ns IS NOT NULL)
+      AND (NOT coalesce(CAST(getvariable('launched_only') AS BOOLEAN), false) OR launch_ns IS NOT NULL)
     GROUP BY rank_key, iteration, name
 ),
 nvtx AS (
@@ -76,7 +76,7 @@ nvtx AS (
 ),
 ops AS (
     SELECT 'kernel' AS level, k.run_id, k.rank, g.iteration,
-           CASE WHEN CAST(getvariable('short_names') AS BOOLEAN)
+           CASE WHEN coalesce(CAST(getvariable('short_names') AS BOOLEAN), false)
                 -- kernel_short_name stops at the '<' of an anonymous namespace: drop it first
                 THEN kernel_short_name(replace(CAST(g.name AS VARCHAR), '<unnamed>::', ''))
                 ELSE CAST(g.name AS VARCHAR) END AS name,
@@ -163,9 +163,9 @@ SELECT
          ELSE 'unchanged' END AS count_class,     -- HTA ops_diff
     CASE WHEN base_count = 0 AND test_count > 0 THEN 'added'
          WHEN test_count = 0 AND base_count > 0 THEN 'deleted'
-         WHEN test_total_ns - base_total_ns > CAST(getvariable('threshold') AS DOUBLE) * base_total_ns
+         WHEN test_total_ns - base_total_ns > coalesce(CAST(getvariable('threshold') AS DOUBLE), 0.05) * base_total_ns
              THEN 'increased'
-         WHEN base_total_ns - test_total_ns > CAST(getvariable('threshold') AS DOUBLE) * base_total_ns
+         WHEN base_total_ns - test_total_ns > coalesce(CAST(getvariable('threshold') AS DOUBLE), 0.05) * base_total_ns
              THEN 'decreased'
          ELSE 'unchanged' END AS time_class,
     base_steps,                                   -- (rank, iteration) pairs in base's scope
