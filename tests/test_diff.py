@@ -269,7 +269,7 @@ def pair_db(tmp_path_factory):
 
 def test_cli_diff_prints_the_sentence_then_the_top_changes(pair_db):
     pair_db = pair_db[0]
-    result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(pair_db), "--top", "3"])
+    result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(pair_db), "--max-rows", "3"])
     assert result.exit_code == 0, result.stderr
     first, *table = result.stdout.splitlines()
     con = tracewh.connect(pair_db, read_only=True)

@@ -31,21 +31,23 @@
 -- increased or decreased when the total time moved by more than threshold x the base time
 -- (0.05 = 5%), else unchanged.
 -- Ordered by the absolute time difference, largest first.
-WITH sides AS (
-    -- one row per side: its run, rank and iteration range (lo/hi NULL: no range given)
-    SELECT side, run_id, rank, iterations,
-           TRY_CAST(nullif(regexp_extract(iterations, '^\s*(\d+)\s*(-\s*(\d+))?\s*$', 1), '') AS INTEGER) AS lo,
-           TRY_CAST(coalesce(nullif(regexp_extract(iterations, '^\s*(\d+)\s*(-\s*(\d+))?\s*$', 3), ''),
-                             nullif(regexp_extract(iterations, '^\s*(\d+)\s*(-\s*(\d+))?\s*$', 1), ''))
-                    AS INTEGER) AS hi
-    FROM (
-        SELECT p.side, p.run_id,
-               CAST(CASE p.side WHEN 'base' THEN getvariable('base_rank')
-                                ELSE getvariable('test_rank') END AS INTEGER) AS rank,
-               CAST(CASE p.side WHEN 'base' THEN getvariable('base_iteration')
-                                ELSE getvariable('test_iteration') END AS VARCHAR) AS iterations
-        FROM run_pair(getvariable('base'), getvariable('test')) p
-    )
+WITH scopes AS (
+    -- each side's run, rank and iterations as given
+    SELECT p.side, p.run_id,
+           CAST(CASE p.side WHEN 'base' THEN getvariable('base_rank')
+                            ELSE getvariable('test_rank') END AS INTEGER) AS rank,
+           CAST(CASE p.side WHEN 'base' THEN getvariable('base_iteration')
+                            ELSE getvariable('test_iteration') END AS VARCHAR) AS iterations
+    FROM run_pair(getvariable('base'), getvariable('test')) p
+),
+sides AS (
+    -- the iteration range: lo/hi NULL when none is given or it is not 'N' / 'N-M' (which then
+    -- selects nothing)
+    SELECT side, run_id, rank, iterations, TRY_CAST(nullif(lo_text, '') AS INTEGER) AS lo,
+           TRY_CAST(coalesce(nullif(hi_text, ''), nullif(lo_text, '')) AS INTEGER) AS hi
+    FROM (SELECT *, regexp_extract(iterations, '^\s*(\d+)\s*(-\s*(\d+))?\s*$', 1) AS lo_text,
+                    regexp_extract(iterations, '^\s*(\d+)\s*(-\s*(\d+))?\s*$', 3) AS hi_text
+          FROM scopes)
 ),
 wanted AS (
     SELECT trim(level) AS level

@@ -529,7 +529,7 @@ def diff(
         help="Only this iteration of BASE: N or N-M")] = None,
     test_iteration: Annotated[Optional[str], typer.Option(
         help="Only this iteration of TEST: N or N-M")] = None,
-    top: Annotated[int, typer.Option(min=1, help="Changes shown by --format table")] = 20,
+    max_rows: MaxRowsOption = 20,
     breakdown: Annotated[bool, typer.Option(
         help="Also print breakdown_diff's side-by-side table (table and markdown formats)")
     ] = False,
@@ -582,7 +582,7 @@ def diff(
             write(summary, fmt, None, summary.num_rows, err)
     else:
         err.print(sentence, highlight=False, soft_wrap=True, markup=False)
-    write(changes, fmt, output, top, err)
+    write(changes, fmt, output, max_rows, err)
 
 
 @metrics_app.command("list")
