@@ -1,4 +1,4 @@
--- 0008: training logs (timer, iteration and memory lines) and run configuration values.
+-- 0011: training logs (timer, iteration and memory lines) and run configuration values.
 
 -- One number read from a training log: a timer of a `time (ms) | ...` line, a field of an
 -- iteration line, or a measure of a `memory (MB) | ...` line; stored long, one row per number.

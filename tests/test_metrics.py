@@ -452,6 +452,10 @@ def test_lock_file_is_sorted_and_written_from_scratch(sql_copy, tmp_path):
 SHELL_PARAMS = {
     "gpu_kernel_summary": [{"rank": "0", "iteration_from": "2"}, {"run": "r1", "top": "1"}],
     "gpu_trace": [{"run": "r1", "window": "1s/2s"}, {"end_ns": str(O0 + S)}],
+    "run_diff": [{"base": "r2", "test": "r1", "test_rank": "1", "level": "kernel",
+                  "short_names": "true", "threshold": "0.5"}],
+    "breakdown_diff": [{"base": "r2", "test": "r1", "top": "1", "kernel_wait_ns": "10"}],
+    "regressions": [{"runs": "r1,r2", "threshold": "0.01", "include_first_last": "true"}],
 }
 
 

@@ -32,6 +32,8 @@ NSYS_RUN, SMALL_RUN, KINETO_RUN = "ddp", "sweep/ddp 2r", "fsdp"  # a hive-escape
 
 # Non-default parameters, each set run by the DuckDB round trip here and by tests/test_spark.py.
 PARAM_SETS = {
+    "breakdown_diff": {"base": SMALL_RUN, "test": NSYS_RUN, "top": "3", "include_first_last": "true",
+                       "kernel_wait_ns": "5000"},
     "clock_skew": {"run": NSYS_RUN},
     "collective_bandwidth": {"run": KINETO_RUN, "iteration_from": "1"},
     "collective_counts": {"run": NSYS_RUN, "rank": "1", "iteration_from": "1",
@@ -52,6 +54,10 @@ PARAM_SETS = {
     "nvtx_phases": {"run": NSYS_RUN, "rank": "3", "iteration_from": "1"},
     "nvtx_summary": {"rank": "0", "window": "0s/30ms", "top": "2"},
     "pipeline_bubble": {"run": NSYS_RUN, "stages": "2", "microbatches": "4"},
+    "regressions": {"runs": f"{NSYS_RUN}, {SMALL_RUN}, {KINETO_RUN}", "threshold": "0.3",
+                    "include_first_last": "true"},
+    "run_diff": {"base": NSYS_RUN, "test": SMALL_RUN, "base_iteration": "1-2", "test_iteration": "2",
+                 "level": "kernel, nvtx", "short_names": "true", "launched_only": "true"},
     "scaling": {"runs": f"{NSYS_RUN}, {SMALL_RUN}", "include_first_last": "true"},
     "straggler": {"run": NSYS_RUN, "collective": "AllReduce"},
     "temporal_breakdown": {"run": NSYS_RUN, "per_iteration": "true", "iteration_from": "1"},

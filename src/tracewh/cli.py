@@ -399,6 +399,7 @@ def export(
 
         tracewh export lake/ --db job.duckdb
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
+        tracewh export pair.trace.json --format chrome-trace --run before --run after
     """
     from .export import export_chrome_trace, export_lake
 
@@ -414,10 +415,16 @@ def export(
                       highlight=False, markup=False)
             return
         runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
-        if out.suffix == ".json" and len(runs) != 1:
-            _fail("a single .json file holds one run - pick it with --run, or give a folder")
+        if out.suffix == ".json":  # one file: the runs given, side by side (one when none given)
+            if not run and len(runs) != 1:
+                _fail("a single .json file holds the runs given with --run (repeat it to see runs "
+                      "side by side), or give a folder for one file per run")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            events = export_chrome_trace(con, runs, out)
+            err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
+            return
         for name in runs:
-            target = out if out.suffix == ".json" else out / (name.replace("/", "_") + ".trace.json")
+            target = out / (name.replace("/", "_") + ".trace.json")
             target.parent.mkdir(parents=True, exist_ok=True)
             events = export_chrome_trace(con, name, target)
             err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
@@ -521,6 +528,82 @@ def report(
     print_summary(result)
     if result.problems:
         raise typer.Exit(1)
+
+
+DIFF_LEVELS = ("all", "kernel", "cpu_op", "cuda_api", "nvtx")
+
+
+@app.command()
+def diff(
+    base: Annotated[str, typer.Argument(help="The run before (run_id, see 'tracewh runs')")],
+    test: Annotated[str, typer.Argument(help="The run after")],
+    level: Annotated[str, typer.Option(
+        help="all, or a comma-separated list of kernel, cpu_op, cuda_api, nvtx")] = "all",
+    short_names: Annotated[bool, typer.Option(
+        help="Match GPU ops by their base name (template arguments change between versions)")
+    ] = False,
+    threshold: Annotated[float, typer.Option(
+        min=0, help="Relative time change below which an op counts as unchanged")] = 0.05,
+    base_rank: Annotated[Optional[int], typer.Option(help="Only this rank of BASE")] = None,
+    test_rank: Annotated[Optional[int], typer.Option(help="Only this rank of TEST")] = None,
+    base_iteration: Annotated[Optional[str], typer.Option(
+        help="Only this iteration of BASE: N or N-M")] = None,
+    test_iteration: Annotated[Optional[str], typer.Option(
+        help="Only this iteration of TEST: N or N-M")] = None,
+    max_rows: MaxRowsOption = 20,
+    breakdown: Annotated[bool, typer.Option(
+        help="Also print breakdown_diff's side-by-side table (table and markdown formats)")
+    ] = False,
+    db: DbOption = None,
+    fmt: FormatOption = Format.table,
+    output: OutputOption = None,
+    wait: WaitOption = 60.0,
+) -> None:
+    """What changed between two runs: breakdown_diff's sentence, then run_diff's top changes.
+
+    The sentence names the largest contributor to the change in step time; the rows are
+    run_diff's, largest time change first. With --format csv, json or parquet the rows are the
+    output and the sentence goes to stderr.
+
+    Example:
+
+        tracewh diff baseline upgraded --level kernel --short-names
+    """
+    from .guard import lock_down
+    from .metrics import find_metric, run_metric
+
+    con = None
+    try:
+        unknown = [x.strip() for x in level.split(",") if x.strip() not in DIFF_LEVELS]
+        if unknown:
+            raise TracewhError(f"--level {level!r}: {', '.join(map(repr, unknown))} is not one "
+                               f"of {', '.join(DIFF_LEVELS)}")
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        known = {row[0] for row in con.execute("SELECT DISTINCT run_id FROM ranks").fetchall()}
+        for run in (base, test):
+            if run not in known:
+                raise TracewhError(f"no run {run!r} in {_db(db)} - 'tracewh runs' lists them")
+        lock_down(con)
+        sides = {"base": base, "test": test}
+        summary = run_metric(con, find_metric("breakdown_diff"), sides)
+        changes = run_metric(con, find_metric("run_diff"), {
+            **sides, "level": level, "short_names": str(short_names), "threshold": str(threshold),
+            "base_rank": base_rank, "test_rank": test_rank, "base_iteration": base_iteration,
+            "test_iteration": test_iteration})
+    except (TracewhError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
+    sentence = summary.column("sentence").to_pylist()[0] if summary.num_rows else None
+    sentence = f"{base} -> {test}: {sentence or 'nothing to compare'}"
+    if fmt in (Format.table, Format.markdown) and output is None:
+        print(sentence)
+        if breakdown:
+            write(summary, fmt, None, summary.num_rows, err)
+    else:
+        err.print(sentence, highlight=False, soft_wrap=True, markup=False)
+    write(changes, fmt, output, max_rows, err)
 
 
 @metrics_app.command("list")

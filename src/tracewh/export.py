@@ -175,35 +175,42 @@ def _read_manifest(out: Path) -> dict:
     return manifest
 
 
-def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str, out: Path) -> int:
-    """Write one run as a Chrome/Perfetto trace JSON (sql/export/chrome_trace.sql makes the
-    events); or, given a series (a series_id of the series view), its runs side by side in one
-    file, each run's ranks as processes labelled with its value ('tp=2: rank 0'), each run from
-    its own first event. Returns the number of events written."""
-    parts = _chrome_trace_parts(con, run)
+def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str | list[str], out: Path) -> int:
+    """Write a run, or several side by side (a list), as a Chrome/Perfetto trace JSON
+    (sql/export/chrome_trace.sql makes the events). A name may also be a series (a series_id of
+    the series view): its runs in order, labelled with the value that varies ('tp=2: rank 0').
+    Each run starts at its own first event. Returns the number of events written."""
+    runs, labels = _chrome_trace_runs(con, [run] if isinstance(run, str) else list(run))
+    con.execute("SET VARIABLE runs = ?::VARCHAR[]", [runs])
+    con.execute("SET VARIABLE labels = ?::VARCHAR[]", [labels])
+    result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
     written = 0
     with out.open("w") as handle:
         handle.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
-        for name, pid_base, label in parts:
-            con.execute("SET VARIABLE run = ?", [name])
-            con.execute("SET VARIABLE pid_base = ?", [pid_base])
-            con.execute("SET VARIABLE label = ?", [label])
-            result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
-            while rows := result.fetchmany(50_000):
-                handle.write("".join((",\n" if written + i else "") + str(row[0])
-                                     for i, row in enumerate(rows)))
-                written += len(rows)
+        while rows := result.fetchmany(50_000):
+            handle.write("".join((",\n" if written + i else "") + str(row[0])
+                                 for i, row in enumerate(rows)))
+            written += len(rows)
         handle.write("\n]}\n")
     return written
 
 
-def _chrome_trace_parts(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[str, int, str | None]]:
-    """(run, pid offset, label) for a run, or for each run of a series in its order."""
-    if first_row(con, "SELECT 1 FROM runs WHERE run_id = ?", [name]):
-        return [(name, 0, None)]
-    series = con.execute("SELECT run_id, position, varied || '=' || value FROM series "
-                         "WHERE series_id = ? ORDER BY position", [name]).fetchall()
-    if not series:
-        raise TracewhError(f"no run or series named {name!r} - see 'tracewh runs' and the "
-                           "series view")
-    return [(run, position * 1_000_000, label) for run, position, label in series]
+def _chrome_trace_runs(con: duckdb.DuckDBPyConnection,
+                       names: list[str]) -> tuple[list[str], list[str]]:
+    """The runs to write and a label for each: a run is itself; a series, each of its runs in
+    order, labelled 'varied=value'."""
+    runs: list[str] = []
+    labels: list[str] = []
+    for name in names:
+        if first_row(con, "SELECT 1 FROM runs WHERE run_id = ?", [name]):
+            runs.append(name)
+            labels.append(name)
+            continue
+        series = con.execute("SELECT run_id, varied || '=' || value FROM series "
+                             "WHERE series_id = ? ORDER BY position", [name]).fetchall()
+        if not series:
+            raise TracewhError(f"no run or series named {name!r} - see 'tracewh runs' and the "
+                               "series view")
+        runs += [run for run, _ in series]
+        labels += [label for _, label in series]
+    return runs, labels

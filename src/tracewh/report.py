@@ -25,6 +25,10 @@ Figures (one per run where it says "per run"):
     log_phases_<series>     log_phases                forward / backward / step medians per
                                                       configuration of a series of training logs,
                                                       with the TFLOP/s the logs print
+    diff                    breakdown_diff            asked for two runs (--run A --run B): step time and
+                                                      breakdown per step side by side; caption =
+                                                      the largest contributor to the change
+    (table) diff_ops        run_diff                  the ops whose time changed most
 
 A figure whose metric returns no rows (or cannot run) is left out with a one-line note.
 """
@@ -811,6 +815,69 @@ def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, 
     return plan
 
 
+# --- two runs: what changed ---------------------------------------------------------------------
+
+DIFF_SECTION = "9. What changed between the two runs"
+DIFF_TOP = 15
+
+
+def _diff_plan(base: str, test: str) -> list[tuple[str, str, str, str | None, Callable]]:
+    """The diff section, for a report asked for two runs (the first given is the base)."""
+    return [(DIFF_SECTION, "diff", f"{base} -> {test}: step time and breakdown", None,
+             lambda ctx, item: fig_diff(ctx, item, base, test)),
+            (DIFF_SECTION, "diff_ops", f"{base} -> {test}: the largest changes by op", None,
+             lambda ctx, item: table_diff(ctx, item, base, test))]
+
+
+def fig_diff(ctx: _Context, item: Item, base: str, test: str):
+    rows = _rows(ctx, item, "breakdown_diff", base=base, test=test)
+    bars = [r for r in rows if r["section"] in ("step", "breakdown")
+            and (r["base_value"] is not None or r["test_value"] is not None)]
+    if not bars:
+        raise Skip("breakdown_diff returned nothing to compare: no GPU activity in either run")
+    div, unit = _time_unit(max(abs(v or 0) for r in bars for v in (r["base_value"], r["test_value"])))
+    fig = _figure(ctx.options)
+    ax = fig.add_subplot()
+    positions = list(range(len(bars)))
+    for offset, side, run, colour in ((-0.2, "base_value", base, PALETTE[0]),
+                                      (0.2, "test_value", test, PALETTE[1])):
+        ax.barh([p + offset for p in positions], [(r[side] or 0) / div for r in bars],
+                height=0.4, color=colour, label=run)
+    _thin_ticks(ax, positions, [r["item"] for r in bars])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{unit} (step time; the breakdown per rank and step)")
+    ax.set_title(f"{base} -> {test}")
+    _outside_legend(fig, ax)
+    item.caption = next((r["sentence"] for r in rows if r["sentence"]), "")
+    for r in rows:
+        if r["section"] == "overlap":
+            item.notes.append(f"Communication hidden under compute: {_pct(r['base_value']):.1f}% "
+                              f"-> {_pct(r['test_value']):.1f}%.")
+        elif r["section"] in ("collective", "idle"):
+            item.notes.append(f"{r['section']} {r['item']} per rank and step: "
+                              f"{_fmt_ns(r['base_value'])} -> {_fmt_ns(r['test_value'])}.")
+    return fig
+
+
+def table_diff(ctx: _Context, item: Item, base: str, test: str):
+    rows = _rows(ctx, item, "run_diff", base=base, test=test)[:DIFF_TOP]
+    if not rows:
+        raise Skip("run_diff found no ops in either run")
+    columns = [("level", "level"), ("name", "name"), ("base_count", f"count in {base}"),
+               ("test_count", f"count in {test}"), ("base_total_ns", f"time in {base}"),
+               ("test_total_ns", f"time in {test}"), ("time_diff_ns", "difference"),
+               ("time_class", "change")]
+    count = lambda v: f"{v:g}"  # noqa: E731
+    item.table_html = _table(rows, columns, {
+        "name": lambda v: _short(v, 64), "base_count": count, "test_count": count, "base_total_ns": _fmt_ns,
+        "test_total_ns": _fmt_ns, "time_diff_ns": _fmt_ns})
+    item.caption = (f"The {len(rows)} ops whose total time changed most from {base} to {test} "
+                    "(kernels, CPU ops, CUDA API calls and NVTX ranges, matched by name).")
+    if rows[0]["per_step"]:
+        item.notes.append("The runs hold different numbers of steps: counts and times are per "
+                          "rank and iteration.")
+
+
 def _save(fig, item: Item, out: Path, options: Options) -> None:
     for fmt in options.formats:
         path = out / f"{item.key}.{fmt}"
@@ -860,6 +927,7 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
 
     inventory = _inventory(con)
     known = [r["run_id"] for r in inventory["runs"]]
+    asked_for_two = bool(runs) and len(dict.fromkeys(runs)) == 2
     if runs:
         runs = list(dict.fromkeys(runs))
         missing = [r for r in runs if r not in known]
@@ -872,8 +940,9 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
 
     items: list[Item] = []
     with matplotlib.rc_context(_RC):
-        for section, key, title, run, draw in (_plan(runs, _series_to_draw(con, runs))
-                                               if runs else []):
+        plan = ((_plan(runs, _series_to_draw(con, runs)) if runs else [])
+                + (_diff_plan(*runs) if asked_for_two else []))
+        for section, key, title, run, draw in plan:
             item = Item(key=key, title=title, section=section, run_id=run)
             try:
                 fig = draw(ctx, item)

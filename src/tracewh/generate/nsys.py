@@ -87,6 +87,8 @@ class JobSpec:
     prefix: str = ""
     utc_start_ns: int = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
     kernels_per_rank_target: int | None = None  # when set, overrides ``layers``
+    # the kernels of each phase, as (name, kernel types) pairs; None: PHASES (pair.py changes them)
+    phases: tuple[tuple[str, tuple[KernelType, ...]], ...] | None = None
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.ranks_per_file, self.iterations, self.layers) < 1:
@@ -97,17 +99,24 @@ class JobSpec:
         return 2 if self.world_size > 1 else 1
 
     @property
+    def kernel_phases(self) -> dict[str, tuple[KernelType, ...]]:
+        return dict(self.phases) if self.phases is not None else PHASES
+
+    @property
     def resolved_layers(self) -> int:
         if self.kernels_per_rank_target is None:
             return self.layers
-        fixed = len(OPTIMIZER) + self.comm_kernels_per_iteration
-        per_layer = len(FORWARD) + len(BACKWARD)
+        phases = self.kernel_phases
+        fixed = len(phases["optimizer"]) + self.comm_kernels_per_iteration
+        per_layer = len(phases["forward"]) + len(phases["backward"])
         return max(1, round((self.kernels_per_rank_target / self.iterations - fixed) / per_layer))
 
     @property
     def kernels_per_iteration(self) -> int:
         layers = self.resolved_layers
-        return layers * (len(FORWARD) + len(BACKWARD)) + len(OPTIMIZER) + self.comm_kernels_per_iteration
+        phases = self.kernel_phases
+        return (layers * (len(phases["forward"]) + len(phases["backward"])) + len(phases["optimizer"])
+                + self.comm_kernels_per_iteration)
 
     @property
     def kernels_per_rank(self) -> int:
@@ -610,7 +619,8 @@ class _Rank:
         self.pending: dict[str, _PendingNccl] = {}
         self.step_start = 0
         self.fwd = self.bwd = (0, 0)
-        self.phases = {name: [(kt, report.kernel_type(kt)) for kt in kernels] for name, kernels in PHASES.items()}
+        self.phases = {name: [(kt, report.kernel_type(kt)) for kt in kernels] for name, kernels in
+                       spec.kernel_phases.items()}
         self.ids = {name: report.sid(name) for name in (
             "cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020",
             "cudaEventRecord_v3020", "cudaStreamWaitEvent_v3020", "cudaStreamSynchronize_v3020",
