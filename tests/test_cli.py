@@ -134,8 +134,9 @@ def test_sql_and_runs(sample_db):
                                  str(sample_db), "--format", "csv"])
     assert result.stdout == "n\n4\n"
     result = runner.invoke(app, ["runs", "--db", str(sample_db), "--format", "csv"])
-    lines = result.stdout.splitlines()
-    assert lines[1].startswith("ddp_4ranks,4,4,") and lines[2].startswith("fsdp_4ranks_kineto,4,4,")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [(r["run_id"], r["ranks"], r["world_size"], r["sources"]) for r in rows] == [
+        ("ddp_4ranks", "4", "4", "4"), ("fsdp_4ranks_kineto", "4", "4", "4")]
 
 
 def test_remove_a_run_removes_exactly_its_rows(sample_db, tmp_path):

@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -16,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from . import __version__
 from .errors import TracewhError
-from .output import Format, write
+from .output import Format, Units, chosen_format, write
 from .warehouse import connect, default_db_path, query_arrow
 
 app = typer.Typer(
@@ -31,14 +32,17 @@ generate_app = typer.Typer(help="Write synthetic traces whose true numbers are k
                            no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # piped stderr keeps whole lines
 
 DbOption = Annotated[
     Optional[Path],
     typer.Option("--db", help="Warehouse file", dir_okay=False,
                  show_default="./tracewh.duckdb or $TRACEWH_DB"),
 ]
-FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
+FormatOption = Annotated[Optional[Format], typer.Option(
+    "--format", "-f", help="Output format", show_default="from the -o extension, else table")]
+UnitsOption = Annotated[Units, typer.Option(
+    "--units", help="Time unit of *_ns columns in a table (csv, json, parquet keep ns)")]
 OutputOption = Annotated[
     Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout")
 ]
@@ -124,12 +128,16 @@ def ingest(
     """
     if not paths and not series:
         _fail("nothing to ingest: give trace files or folders, or --series FILE.csv")
+    import duckdb
+
     from .ingest import default_memory_limit, ingest_paths
     from .ingest.discover import parse_rank_map
 
+    path = _db(db)
+    fresh = not path.exists()
     try:
         rules = parse_rank_map(rank_map or [])
-        con = connect(_db(db), wait=wait, on_wait=_waiting)
+        con = connect(path, wait=wait, on_wait=_waiting)
         con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit(jobs)])
         # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
         # checkpoint into the file then runs once at the end instead of after every file (15%
@@ -146,6 +154,12 @@ def ingest(
     )
     task = progress.add_task("ingest", total=0, mb=0.0)
     results = []
+    said = Counter()  # a line said for many files is said three times, then counted
+
+    def say(kind: str, text: str) -> None:
+        said[kind] += 1
+        if said[kind] <= 3:
+            progress.console.print(text, highlight=False, markup=False)
 
     def on_start(candidates):
         progress.update(task, total=len(candidates))
@@ -153,21 +167,44 @@ def ingest(
     def on_file(result):
         results.append(result)
         if result.status == "failed":
-            progress.console.print(f"[red]Error:[/red] {escape(result.message)}", highlight=False,
-                                   soft_wrap=True)
+            progress.console.print(f"[red]Error:[/red] {escape(result.message)}", highlight=False)
         elif result.status == "skipped" and not quiet:
-            progress.console.print(f"skipped {result.message}", highlight=False, soft_wrap=True,
-                                   markup=False)
+            say("skipped", f"skipped {result.message}")
+        for warning in result.warnings if not quiet else ():
+            say(warning, f"warning: {result.path}: {warning}")
         if result.run_id is not None or result.status != "failed":
             progress.update(task, advance=1, mb=progress.tasks[0].fields["mb"] + result.bytes / 1e6)
 
-    with progress:
-        ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace, jobs=jobs,
-                     series=series, series_options={
-                         "time_column": series_time_column, "time_unit": series_time_unit,
-                         "tz": series_tz, "host": series_host},
-                     on_file=on_file, on_start=on_start)
+    def on_note(note):
+        if not quiet:
+            progress.console.print(f"note: {note}", highlight=False, markup=False)
+
+    try:
+        with progress:
+            ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace, jobs=jobs,
+                         series=series, series_options={
+                             "time_column": series_time_column, "time_unit": series_time_unit,
+                             "tz": series_tz, "host": series_host},
+                         on_file=on_file, on_start=on_start, on_note=on_note)
+    except (KeyboardInterrupt, duckdb.InterruptException):
+        con.close()  # the file being written rolls back
+        stored = sum(r.status in ("ingested", "replaced") for r in results)
+        _fail(f"interrupted: {stored} file(s) stored, each complete; the file being written was "
+              "left out. Run the same command again: stored files are skipped, the rest load",
+              130)
+    for kind, count in said.items():
+        if count > 3 and kind != "skipped":
+            err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,
+                      markup=False)
+    loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
+    if loaded and not quiet:
+        _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if they "
+                         "are separate captures, 'tracewh remove --run' it and ingest each with "
+                         "its own --run NAME")
     con.close()
+    if fresh and not loaded:  # nothing stored: leave no empty warehouse behind
+        for leftover in (path, path.with_name(path.name + ".wal")):
+            leftover.unlink(missing_ok=True)
     _summarize(results, time.perf_counter() - started, quiet)
     if any(r.status == "failed" for r in results):
         raise typer.Exit(1)
@@ -200,9 +237,10 @@ def query(
         Optional[list[str]], typer.Option("--param", "-p", help="NAME=VALUE; repeatable")
     ] = None,
     db: DbOption = None,
-    fmt: FormatOption = Format.table,
+    fmt: FormatOption = None,
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
+    units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
     engine: Annotated[str, typer.Option(
         "--engine", help="duckdb (the warehouse) or spark (a Parquet lake, --lake)")] = "duckdb",
@@ -219,7 +257,8 @@ def query(
         tracewh query temporal_breakdown --engine spark --lake lake/
     """
     from .guard import lock_down
-    from .metrics import find_metric, run_metric
+    from .metrics import bind_values, find_metric, run_metric
+    from .mistakes import check_params
 
     con = None
     try:
@@ -236,12 +275,18 @@ def query(
             from .spark import run_metric_spark, spark_session
 
             write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
-                  max_rows, err)
+                  max_rows, err, units=units, title_columns=True)
             return
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         lock_down(con)
+        values = bind_values(chosen, params)
+        check_params(con, chosen.name, values)
         result = run_metric(con, chosen, params)
-        write(result, fmt, output, max_rows, err)
+        write(result, fmt, output, max_rows, err, units=units, title_columns=True)
+        if result.num_rows == 0 and values.get("include_first_last") is False:
+            err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
+                      "(profilers cut them short): --param include_first_last=true keeps them",
+                      highlight=False, markup=False)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
     finally:
@@ -261,11 +306,16 @@ def _parse_params(specs: list[str]) -> dict[str, str]:
 
 @app.command()
 def sql(
-    statement: Annotated[str, typer.Argument(help="One SQL query over the views")],
+    statement: Annotated[Optional[str], typer.Argument(
+        help="One SQL query over the views", show_default=False)] = None,
+    file: Annotated[Optional[Path], typer.Option(
+        "--file", help="Read the query from this file (-f is --format, as everywhere)",
+        dir_okay=False)] = None,
     db: DbOption = None,
-    fmt: FormatOption = Format.table,
+    fmt: FormatOption = None,
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
+    units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
 ) -> None:
     """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse.
@@ -275,43 +325,75 @@ def sql(
     Example:
 
         tracewh sql "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
+        tracewh sql --file busy.sql --format csv
     """
     import duckdb
 
     from .guard import check_query, lock_down, parse_one_statement, warehouse_relations
+    from .mistakes import duckdb_message
 
+    if (statement is None) == (file is None):
+        _fail("give the query as an argument or as --file FILE.sql (one of the two)")
     con = None
     try:
+        if file is not None:
+            try:
+                statement = file.read_text()
+            except OSError as exc:
+                raise TracewhError(f"{file}: cannot read: {exc.strerror or exc}") from None
         parse_one_statement(statement)  # refuse what cannot be checked before opening anything
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         check_query(statement, *warehouse_relations(con))
         lock_down(con)
         result = query_arrow(con, statement)
-        write(result, fmt, output, max_rows, err)
+        write(result, fmt, output, max_rows, err, units=units)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
     except duckdb.Error as exc:
-        _fail(str(exc).splitlines()[0])
+        _fail(duckdb_message(exc))
     finally:
         if con is not None:
             con.close()
 
 
 @app.command()
-def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None,
-         wait: WaitOption = 60.0) -> None:
-    """List the runs in the warehouse, with their ranks and sources."""
+def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = None,
+         units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
+    """List the runs in the warehouse: when and how long, ranks present against the world
+    size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
+    con = None
     try:
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
-        result = query_arrow(con,
-            "SELECT r.run_id, r.world_size AS ranks, r.sources, "
-            "(SELECT count(*) FROM kernels k WHERE k.run_id = r.run_id) AS kernels, "
-            "(SELECT count(*) FROM nccl_ops n WHERE n.run_id = r.run_id) AS nccl_ops, "
-            "(SELECT string_agg(DISTINCT s.format, ', ') FROM sources s WHERE s.run_id = r.run_id) AS formats "
-            "FROM runs r ORDER BY r.run_id")
-        write(result, fmt, output, 10_000, err)
+        result = run_context(con)
+        write(result, fmt, output, 10_000, err, units=units)
+        if chosen_format(fmt, output) is Format.table:
+            _print_run_notes(result)
     except TracewhError as exc:
         _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
+
+
+def run_context(con, run_ids: list[str] | None = None):
+    """sql/run_context.sql: one row per run (of `run_ids`, when given)."""
+    from .resources import sql_dir
+
+    context = query_arrow(con, (sql_dir() / "run_context.sql").read_text())
+    if run_ids is None:
+        return context
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return context.filter(pc.is_in(context["run_id"], value_set=pa.array(run_ids, pa.string())))
+
+
+def _print_run_notes(context, advice: str = "") -> None:
+    """What looks wrong with a run, whole, whatever the terminal's width."""
+    for run_id, note in zip(context["run_id"].to_pylist(), context["note"].to_pylist()):
+        if note:
+            err.print(f"run {run_id!r}: {note}{advice if 'overlap' in note else ''}",
+                      highlight=False, markup=False)
 
 
 @app.command()
@@ -392,7 +474,14 @@ def export(
                       f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
                       highlight=False, markup=False)
             return
-        runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+        known = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+        for name in run or []:
+            if name not in known:
+                from .mistakes import did_you_mean
+
+                _fail(f"no run {name!r} in the warehouse{did_you_mean(name, known)} - "
+                      "see 'tracewh runs'")
+        runs = run or known
         if out.suffix == ".json" and len(runs) != 1:
             _fail("a single .json file holds one run - pick it with --run, or give a folder")
         for name in runs:
@@ -503,7 +592,7 @@ def report(
 
 
 @metrics_app.command("list")
-def metrics_list(fmt: FormatOption = Format.table, output: OutputOption = None) -> None:
+def metrics_list(fmt: FormatOption = None, output: OutputOption = None) -> None:
     """List every metric with its version and summary."""
     import pyarrow as pa
 
@@ -513,12 +602,12 @@ def metrics_list(fmt: FormatOption = Format.table, output: OutputOption = None) 
         found = list_metrics()
     except TracewhError as exc:
         _fail(str(exc))
-    table = pa.table({
+    table = pa.table({  # least useful last: a narrow terminal leaves those out first
         "metric": [m.name for m in found],
         "version": [m.version for m in found],
-        "grain": [m.grain for m in found],
-        "params": [", ".join(p.name for p in m.params) for m in found],
         "summary": [m.summary for m in found],
+        "params": [", ".join(p.name for p in m.params) for m in found],
+        "grain": [", ".join(m.grain) for m in found],
     })
     write(table, fmt, output, 10_000, err)
 

@@ -336,7 +336,11 @@ def find_metric(name_or_path: str | Path, sql_root: str | Path | None = None) ->
         return load_metric(candidate)
     path = metrics_dir(sql_root) / f"{name_or_path}.sql"
     if not path.is_file():
-        raise MetricError(f"unknown metric {str(name_or_path)!r} - "
+        from .mistakes import did_you_mean
+
+        known = [p.stem for p in metrics_dir(sql_root).glob("*.sql")]
+        raise MetricError(f"unknown metric {str(name_or_path)!r}"
+                          f"{did_you_mean(str(name_or_path), known)} - "
                           "'tracewh metrics list' shows the metrics there are")
     return load_metric(path)
 
@@ -396,8 +400,10 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
         # duckdb >= 1.5 names it to_arrow_table(); 1.4's arrow() returns the Table itself.
         return result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.arrow()
     except duckdb.Error as exc:
+        from .mistakes import duckdb_message
+
         raise MetricError(f"{metric.name} v{metric.version} ({metric.path}) failed: "
-                          f"{str(exc).splitlines()[0]}") from None
+                          f"{duckdb_message(exc)}") from None
     finally:
         for name in values:
             con.execute(f'RESET VARIABLE "{name}"')
