@@ -61,7 +61,16 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 def _db(db: Path | None) -> Path:
-    return db if db is not None else default_db_path()
+    path = db if db is not None else default_db_path()
+    try:
+        with path.open("rb") as handle:
+            is_sqlite = handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        is_sqlite = False  # not there (yet) or unreadable: connect says which
+    if is_sqlite:  # DuckDB would fetch its SQLite extension from the network to open it
+        _fail(f"{path} is an SQLite file (a trace?), not a tracewh warehouse - did you mean "
+              f"'tracewh ingest {path}'?")
+    return path
 
 
 def _print_version(value: bool) -> None:
@@ -361,6 +370,10 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
          units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
     """List the runs in the warehouse: when and how long, ranks present against the world
     size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
+    import duckdb
+
+    from .mistakes import duckdb_message
+
     con = None
     try:
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
@@ -370,6 +383,8 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
             _print_run_notes(result)
     except TracewhError as exc:
         _fail(str(exc))
+    except duckdb.Error as exc:  # e.g. a damaged page met while reading
+        _fail(f"{_db(db)}: {duckdb_message(exc)} - 'tracewh check' tells what is damaged")
     finally:
         if con is not None:
             con.close()
@@ -539,7 +554,8 @@ def shell(
         connect(path, read_only=True).close()  # create/upgrade views before the shell sees them
     except TracewhError as exc:
         _fail(str(exc))
-    duckdb_cli = shutil.which("duckdb")
+    # on PATH, else beside this Python: tracewh's own environment, not activated
+    duckdb_cli = shutil.which("duckdb") or shutil.which("duckdb", path=str(Path(sys.executable).parent))
     if duckdb_cli is None:
         _fail("the DuckDB shell is not on PATH - install it with 'pip install duckdb-cli' "
               "(1.4 or newer reads tracewh warehouses)")

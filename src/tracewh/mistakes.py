@@ -17,7 +17,8 @@ _AT_LEAST_ZERO = ("top",)                           # 0 means all
 
 def did_you_mean(name: str, known: list[str]) -> str:
     """' - did you mean 'x'?' for the closest known name, or ''."""
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    close = [k for k in known if k.startswith(name)][:1] or \
+        difflib.get_close_matches(name, known, n=1, cutoff=0.6)  # a name cut short, or mistyped
     return f" - did you mean {close[0]!r}?" if close else ""
 
 
