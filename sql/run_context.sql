@@ -2,7 +2,8 @@
 -- hosts and GPUs, its iterations, the ranks present against the world size the traces state,
 -- the warnings of its sources, and `note`: what looks wrong (ranks missing from the world
 -- size, or files whose captures do not overlap in time, so perhaps not one job). Read by
--- `tracewh runs` and after `tracewh ingest`.
+-- `tracewh runs` and after `tracewh ingest`. Aggregates joined, not correlated subqueries:
+-- `tracewh runs` should answer at once.
 WITH spans AS (  -- each file's first GPU op start and last end
     SELECT run_id, file_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
     FROM gpu_ops GROUP BY run_id, file_id
@@ -27,30 +28,41 @@ apart AS (  -- files in time order; a file starting after all earlier ones ended
 warned AS (
     SELECT run_id, sum(len(string_split(warnings, '; '))) AS warnings
     FROM sources WHERE warnings IS NOT NULL GROUP BY run_id
+),
+per_rank AS (
+    SELECT run_id, count(DISTINCT host) AS hosts, max(world_size) AS world_size
+    FROM ranks GROUP BY run_id
+),
+gpus AS (
+    SELECT run_id, string_agg(n || ' x ' || name, ', ' ORDER BY name) AS gpus
+    FROM (SELECT run_id, name, count(*) AS n FROM devices GROUP BY run_id, name)
+    GROUP BY run_id
+),
+steps AS (
+    SELECT run_id, count(DISTINCT iteration) AS iterations FROM iterations GROUP BY run_id
 )
 SELECT
     r.run_id,
     CASE WHEN a.has_utc THEN strftime(to_timestamp(a.start_ns / 1e9), '%Y-%m-%d %H:%M:%S') END
         AS start_utc,
     a.end_ns - a.start_ns AS span_ns,
-    (SELECT count(DISTINCT k.host) FROM ranks k WHERE k.run_id = r.run_id) AS hosts,
-    (SELECT string_agg(n || ' x ' || name, ', ' ORDER BY name) FROM (
-        SELECT d.name, count(*) AS n FROM devices d WHERE d.run_id = r.run_id GROUP BY d.name))
-        AS gpus,
-    (SELECT count(DISTINCT i.iteration) FROM iterations i WHERE i.run_id = r.run_id)
-        AS iterations,
+    coalesce(k.hosts, 0) AS hosts,
+    g.gpus,
+    coalesce(i.iterations, 0) AS iterations,
     r.world_size AS ranks,
-    (SELECT max(k.world_size) FROM ranks k WHERE k.run_id = r.run_id) AS world_size,
+    k.world_size,
     r.sources,
     CAST(coalesce(w.warnings, 0) AS BIGINT) AS warnings,
     nullif(concat_ws('; ',
-        CASE WHEN r.world_size < (SELECT max(k.world_size) FROM ranks k WHERE k.run_id = r.run_id)
-             THEN format('{} of {} ranks present', r.world_size,
-                         (SELECT max(k.world_size) FROM ranks k WHERE k.run_id = r.run_id)) END,
+        CASE WHEN r.world_size < k.world_size
+             THEN format('{} of {} ranks present', r.world_size, k.world_size) END,
         CASE WHEN a.files > 1 AND a.islands = a.files AND a.has_utc
              THEN format('{} files whose captures do not overlap in time ({} host(s), {} day(s))',
                          a.files, a.hosts, a.days) END), '') AS note
 FROM runs r
 LEFT JOIN apart a USING (run_id)
 LEFT JOIN warned w USING (run_id)
+LEFT JOIN per_rank k USING (run_id)
+LEFT JOIN gpus g USING (run_id)
+LEFT JOIN steps i USING (run_id)
 ORDER BY r.run_id

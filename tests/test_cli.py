@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -191,5 +192,16 @@ def test_shell_opens_the_duckdb_cli_read_only(sample_db, tmp_path):
 
 def test_shell_without_duckdb_says_how_to_get_it(sample_db, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # nor beside this Python
     result = runner.invoke(app, ["shell", "--db", str(sample_db)])
     assert result.exit_code == 1 and "pip install duckdb-cli" in result.stderr
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "duckdb").exists(),
+                    reason="no duckdb CLI in this environment")
+def test_shell_found_in_tracewhs_environment_not_activated(sample_db, tmp_path):
+    # PATH without the environment's bin folder: the shell beside tracewh's Python is used
+    done = subprocess.run([sys.executable, "-m", "tracewh.cli", "shell", "--db", str(sample_db)],
+                          env={**os.environ, "PATH": str(tmp_path)}, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "not on PATH" not in done.stderr, done.stderr

@@ -13,12 +13,10 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__
 from .errors import TracewhError
-from .output import Format, Units, chosen_format, write
-from .warehouse import connect, default_db_path, query_arrow
+from .output import Format, Rows, Units, chosen_format, write
 
 app = typer.Typer(
     help="A SQL-first warehouse for distributed-training profiles (Nsight Systems, PyTorch profiler).",
@@ -60,7 +58,23 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+# duckdb, pyarrow, polars and sqlglot load inside the commands that use them: '--help' and
+# 'metrics list' need none of them (bench/startup.py)
+def connect(*args, **kwargs):
+    from .warehouse import connect as open_warehouse
+
+    return open_warehouse(*args, **kwargs)
+
+
+def query_arrow(con, statement: str):
+    from .warehouse import query_arrow as arrow_of
+
+    return arrow_of(con, statement)
+
+
 def _db(db: Path | None) -> Path:
+    from .warehouse import default_db_path
+
     path = db if db is not None else default_db_path()
     try:
         with path.open("rb") as handle:
@@ -155,6 +169,8 @@ def ingest(
         con.execute("SET checkpoint_threshold = '1GB'")
     except TracewhError as exc:
         _fail(str(exc))
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     started = time.perf_counter()
     progress = Progress(
         TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),
@@ -390,22 +406,19 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
             con.close()
 
 
-def run_context(con, run_ids: list[str] | None = None):
+def run_context(con, run_ids: list[str] | None = None) -> Rows:
     """sql/run_context.sql: one row per run (of `run_ids`, when given)."""
     from .resources import sql_dir
 
-    context = query_arrow(con, (sql_dir() / "run_context.sql").read_text())
-    if run_ids is None:
-        return context
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return context.filter(pc.is_in(context["run_id"], value_set=pa.array(run_ids, pa.string())))
+    context = Rows.of_relation(con.sql((sql_dir() / "run_context.sql").read_text()))
+    if run_ids is not None:
+        context.rows = [row for row in context.rows if row[0] in run_ids]
+    return context
 
 
 def _print_run_notes(context, advice: str = "") -> None:
     """What looks wrong with a run, whole, whatever the terminal's width."""
-    for run_id, note in zip(context["run_id"].to_pylist(), context["note"].to_pylist()):
+    for run_id, note in zip(context.column("run_id"), context.column("note")):
         if note:
             err.print(f"run {run_id!r}: {note}{advice if 'overlap' in note else ''}",
                       highlight=False, markup=False)
@@ -610,21 +623,17 @@ def report(
 @metrics_app.command("list")
 def metrics_list(fmt: FormatOption = None, output: OutputOption = None) -> None:
     """List every metric with its version and summary."""
-    import pyarrow as pa
-
     from .metrics import list_metrics
 
     try:
-        found = list_metrics()
+        found = list_metrics(check=False)  # headers only: 'tracewh metrics check' parses queries
     except TracewhError as exc:
         _fail(str(exc))
-    table = pa.table({  # least useful last: a narrow terminal leaves those out first
-        "metric": [m.name for m in found],
-        "version": [m.version for m in found],
-        "summary": [m.summary for m in found],
-        "params": [", ".join(p.name for p in m.params) for m in found],
-        "grain": [", ".join(m.grain) for m in found],
-    })
+    # least useful last: a narrow terminal leaves those out first
+    table = Rows(["metric", "version", "summary", "params", "grain"],
+                 [False, True, False, False, False],
+                 [(m.name, m.version, m.summary, ", ".join(p.name for p in m.params),
+                   ", ".join(m.grain)) for m in found], len(found))
     write(table, fmt, output, 10_000, err)
 
 

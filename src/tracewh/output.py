@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
+from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,21 +48,63 @@ def chosen_format(fmt: Format | None, output: Path | None) -> Format:
     return _EXTENSIONS.get(output.suffix.lower(), Format.table) if output else Format.table
 
 
-def write(result: pa.Table, fmt: Format | None, output: Path | None, max_rows: int,
+_NUMERIC_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                  "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL"}
+
+
+@dataclass
+class Rows:
+    """A result as Python values: a terminal table needs neither pyarrow nor polars, which take
+    longer to load than a small command takes to run (bench/startup.py)."""
+
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[tuple]
+    total: int  # rows in the whole result; `rows` may hold only the first ones
+
+    @classmethod
+    def of_arrow(cls, table: pa.Table, limit: int | None = None) -> Rows:
+        import pyarrow as pa
+
+        head = table.slice(0, limit) if limit is not None else table
+        numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+                   for t in table.schema.types]
+        return cls(table.column_names, numeric,
+                   list(zip(*(column.to_pylist() for column in head.columns))), table.num_rows)
+
+    @classmethod
+    def of_relation(cls, relation) -> Rows:
+        """All rows of a DuckDB relation (a small one: runs, a catalogue)."""
+        rows = relation.fetchall()
+        numeric = [str(t).split("(")[0] in _NUMERIC_TYPES for t in relation.types]
+        return cls(list(relation.columns), numeric, rows, len(rows))
+
+    def column(self, name: str) -> list:
+        at = self.columns.index(name)
+        return [row[at] for row in self.rows]
+
+    def to_arrow(self) -> pa.Table:
+        import pyarrow as pa
+
+        return pa.table({name: self.column(name) for name in self.columns})
+
+
+def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_rows: int,
           err: Console, *, units: Units = Units.auto, title_columns: bool = False) -> None:
     """`title_columns`: the first two columns are a metric's name and version, the same on every
     row; a terminal table says them once, as its title."""
+    fmt = chosen_format(fmt, output)
+    if fmt is Format.table and output is None:
+        rows = result if isinstance(result, Rows) else Rows.of_arrow(result, max_rows)
+        _print_table(rows, max_rows, err, units, title_columns)
+        return
     import polars as pl
 
-    fmt = chosen_format(fmt, output)
-    frame = pl.from_arrow(result)
+    frame = pl.from_arrow(result.to_arrow() if isinstance(result, Rows) else result)
     if fmt is Format.parquet:
         if output is None:
             raise ValueError("--format parquet needs --output FILE")
         frame.write_parquet(output)
-        return
-    if fmt is Format.table and output is None:
-        _print_table(frame, max_rows, err, units, title_columns)
         return
     frame = _flatten_nested(frame)
     text = {
@@ -106,6 +150,8 @@ def _cell(value) -> str:
 
 def number(value) -> str:
     """A number as people read it: separators, no exponent, two decimals at most."""
+    if isinstance(value, Decimal):
+        value = int(value) if value == value.to_integral_value() else float(value)
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -123,6 +169,7 @@ def duration(value, units: Units) -> str:
     """A `*_ns` value: a moment as UTC time, a duration in `units` (auto: 14.46 ms)."""
     if value is None:
         return ""
+    value = float(value) if isinstance(value, Decimal) else value
     if abs(value) >= _EPOCH_NS:
         moment = datetime.fromtimestamp(int(value) // 10**9, timezone.utc)
         return f"{moment:%Y-%m-%d %H:%M:%S}.{int(value) % 10**9:09d}"
@@ -136,17 +183,13 @@ def duration(value, units: Units) -> str:
     return f"{number(value)} ns"
 
 
-def _is_time(name: str, dtype) -> bool:
-    return name.endswith("_ns") and dtype.is_numeric()
-
-
-def _header(name: str, dtype, units: Units) -> str:
-    if not _is_time(name, dtype) or units is Units.ns:
+def _header(name: str, is_time: bool, units: Units) -> str:
+    if not is_time or units is Units.ns:
         return name
     return name[:-3] if units is Units.auto else f"{name[:-3]} ({units.value})"
 
 
-def _print_table(frame: pl.DataFrame, max_rows: int, err: Console, units: Units,
+def _print_table(result: Rows, max_rows: int, err: Console, units: Units,
                  title_columns: bool) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -155,22 +198,24 @@ def _print_table(frame: pl.DataFrame, max_rows: int, err: Console, units: Units,
     out = Console()
     if not out.is_terminal:  # piped or in make: no terminal width to fit, so do not squeeze
         out = Console(width=100_000)
-    title = None
-    if title_columns and frame.columns[:2] == ["metric", "version"]:
-        if frame.height:
-            title = f"{frame['metric'][0]} v{frame['version'][0]}"
-        frame = frame.drop("metric", "version")
-    shown = frame.head(max_rows)
+    title, first = None, 0
+    if title_columns and result.columns[:2] == ["metric", "version"]:
+        if result.rows:
+            title = f"{result.rows[0][0]} v{result.rows[0][1]}"
+        first = 2
+    shown = result.rows[:max_rows]
     columns = []  # (header, cells, numeric)
-    for name, dtype in frame.schema.items():
-        values = shown[name].to_list()
-        if _is_time(name, dtype):
+    for at in range(first, len(result.columns)):
+        name, numeric = result.columns[at], result.numeric[at]
+        is_time = numeric and name.endswith("_ns")
+        values = [row[at] for row in shown]
+        if is_time:
             cells = [duration(v, units) for v in values]
-        elif dtype.is_numeric():
+        elif numeric:
             cells = [number(v) for v in values]
         else:
-            cells = [_cell(v).replace("\\|", "|") for v in values]
-        columns.append((_header(name, dtype, units), cells, dtype.is_numeric()))
+            cells = ["" if v is None else str(v) for v in values]
+        columns.append((_header(name, is_time, units), cells, numeric))
     widths, dropped = fit_columns(
         [(len(h), max((len(c) for c in cells), default=0), numeric)
          for h, cells, numeric in columns], out.width)
@@ -181,17 +226,17 @@ def _print_table(frame: pl.DataFrame, max_rows: int, err: Console, units: Units,
         # a number is never cut (it would read as another number); text is cut with an ellipsis
         table.add_column(Text(header), justify="right" if numeric else "left", no_wrap=True,
                          overflow="ellipsis", width=width)
-    for i in range(shown.height):
+    for i in range(len(shown)):
         table.add_row(*(Text(cells[i]) for (_, cells, _), _ in kept))
     out.print(table)
     if dropped:
         err.print(f"(left out to fit {out.width} columns: "
                   f"{', '.join(columns[i][0] for i in dropped)}; all with --format csv)",
                   highlight=False, markup=False)
-    if frame.height > max_rows:
-        err.print(f"({frame.height - max_rows:,} more rows: raise --max-rows, "
+    if result.total > max_rows:
+        err.print(f"({result.total - max_rows:,} more rows: raise --max-rows, "
                   f"or --format csv -o FILE)", highlight=False, markup=False)
-    if frame.height == 0:
+    if result.total == 0:
         err.print("(no rows)", highlight=False, markup=False)
 
 
