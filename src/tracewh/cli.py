@@ -425,6 +425,48 @@ def _print_run_notes(context, advice: str = "") -> None:
 
 
 @app.command()
+def views(
+    name: Annotated[Optional[str], typer.Argument(
+        help="A view: print its columns, their types and what they mean", show_default=False)] = None,
+    db: DbOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
+) -> None:
+    """List the views SQL and metrics read, or one view's documented columns (sql/views).
+
+    Example:
+
+        tracewh views
+        tracewh views nccl_ops
+    """
+    from .viewdocs import column_docs, find_view, view_files, view_summary
+
+    con = None
+    try:
+        if name is None:
+            files = view_files()
+            table = Rows(["view", "what it holds"], [False, False],
+                         [(view, view_summary(path)) for view, path in files.items()], len(files))
+        else:
+            path = find_view(name)
+            given = _db(db)
+            # the types come from a warehouse: this one, or an empty one in memory
+            con = connect(given, read_only=True) if given.exists() else connect(":memory:")
+            described = con.execute(f"DESCRIBE {name.lower()}").fetchall()  # a known view name
+            columns = [(column, "ENUM" if str(kind).startswith("ENUM(") else str(kind))
+                       for column, kind, *_ in described]  # an ENUM lists every name it holds
+            docs = column_docs(path, [c for c, _ in columns])
+            table = Rows(["column", "type", "meaning"], [False] * 3,
+                         [(c, kind, docs.get(c, "")) for c, kind in columns], len(columns))
+        write(table, fmt, output, 10_000, err)
+    except TracewhError as exc:
+        _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
+
+
+@app.command()
 def remove(
     db: DbOption = None,
     source: Annotated[Optional[list[str]], typer.Option(help="A file_id or path; repeatable")] = None,
