@@ -467,6 +467,49 @@ def views(
 
 
 @app.command()
+def summary(
+    db: DbOption = None,
+    run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
+    wait: WaitOption = 60.0,
+) -> None:
+    """One screen per run: what it is, step time, where GPU time goes, overlap, the straggler,
+    the top kernels, and what to run next; each number names the metric it came from.
+
+    Example:
+
+        tracewh summary --run dp4 --db job.duckdb
+    """
+    import duckdb
+    from rich.console import Console
+
+    from .guard import lock_down
+    from .mistakes import check_params, duckdb_message
+    from .summary import print_summary, summarize_run
+
+    con = None
+    try:
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        for name in run or []:
+            check_params(con, "summary", {"run": name})
+        context = run_context(con, run)
+        lock_down(con)
+        if not context.rows:
+            raise TracewhError("the warehouse holds no runs: 'tracewh ingest PATH' first")
+        out = Console(soft_wrap=True)
+        for i, row in enumerate(context.rows):
+            if i:
+                out.print()
+            print_summary(summarize_run(con, row[0], dict(zip(context.columns, row))), out)
+    except TracewhError as exc:
+        _fail(str(exc))
+    except duckdb.Error as exc:
+        _fail(duckdb_message(exc))
+    finally:
+        if con is not None:
+            con.close()
+
+
+@app.command()
 def remove(
     db: DbOption = None,
     source: Annotated[Optional[list[str]], typer.Option(help="A file_id or path; repeatable")] = None,
