@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -117,3 +118,13 @@ def test_mistake_is_one_red_line_not_an_empty_table(sample_db):
     assert "┃" not in shown and "Traceback" not in shown
     assert "Error: gpu_kernel_summary: no run 'ddp_4rank' in the warehouse - did you mean " \
            "'ddp_4ranks'?" in shown.replace("\n", "")
+
+
+def test_summary_fits_80_columns(sample_db):
+    shown = screen(80, "summary", "--run", "ddp_4ranks", "--db", str(sample_db))
+    lines = [line.rstrip() for line in shown.rstrip().splitlines()]
+    assert lines[0] == "ddp_4ranks" and all(len(line) <= 80 for line in lines)
+    assert len(lines) <= 24  # one screen
+    kernels = shown.split("[gpu_kernel_summary v1]")[1].splitlines()[1:6]
+    for line in kernels:  # share, time and count whole; only the name is cut
+        assert re.match(r"^ +\d+\.\d% +[\d.,]+ (ns|us|ms|s) +[\d,]+x  \S", line), line

@@ -495,7 +495,7 @@ def summary(
         lock_down(con)
         if not context.rows:
             raise TracewhError("the warehouse holds no runs: 'tracewh ingest PATH' first")
-        out = Console(soft_wrap=True)
+        out = Console()
         for i, row in enumerate(context.rows):
             if i:
                 out.print()

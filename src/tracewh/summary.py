@@ -52,11 +52,11 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
     what = [f"{ranks} of {world} ranks" if world and world != ranks else f"{ranks} rank(s)",
             f"{context['hosts']} host(s)", context["gpus"] or "no GPU named"]
     when = (f"{context['start_utc']} UTC" if context["start_utc"] else "no UTC time") + \
-        f", {duration(context['span_ns'], Units.auto)} of GPU activity" if context["span_ns"] else ""
-    say(("Run", ", ".join(what), "runs, ranks, devices"))
-    say(("Captured", when or "no GPU activity", "sources"))
-    say(("Iterations", f"{context['iterations']}; {context['warnings']} warning(s)"
-         + (f"; {context['note']}" if context["note"] else ""), "iterations, sources"))
+        f", {duration(context['span_ns'], Units.auto)}" if context["span_ns"] else ""
+    say(("Run", ", ".join(what), "runs"))
+    say(("Captured", f"{when or 'no GPU activity'}, {context['iterations']} iterations, "
+         f"{context['warnings']} warnings" + (f"; {context['note']}" if context["note"] else ""),
+         "runs"))
 
     steps, cite = _rows(con, "iteration_time", run=run_id)
     across = [r for r in steps if r["rank"] is None] or steps[:1]
@@ -109,21 +109,27 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
                             k["kind"]) for k in _combined("top_kernels.sql",
                                                           kernel_summary=kernels)]
         say(("Top kernels", "summed over ranks; share of the run's kernel time", cite))
-    summary.next_steps += [f"tracewh query gpu_kernel_summary --param run={run_id} --param rank=0",
-                           f"tracewh report --run {run_id} --out report/"]
+    summary.next_steps.append(f"tracewh report --run {run_id} --out report/")
     return summary
 
 
 def print_summary(summary: RunSummary, out) -> None:
-    """One screen: a line per topic, the metric it came from at the end."""
-    out.print(summary.run_id, style="bold", highlight=False, markup=False)
-    for topic, text, source in summary.lines:
-        out.print(f"  {topic:<12} {text}  [{source}]", highlight=False, markup=False)
+    """One screen: a row per topic, the metric it came from at the end; text wraps under its
+    topic, and a kernel's name is cut to its line (its numbers come first, never cut)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, min_width=12)
+    grid.add_column()
+    for topic, text, source in summary.lines:  # what the views say needs no citation
+        grid.add_row(Text(topic), Text(text if source == "runs" else f"{text}  [{source}]"))
         if topic == "Top kernels":
-            room = max(20, out.width - 45)  # a kernel's name is cut to the line, never a number
             for share, total, count, name, kind in summary.kernels:
-                name = name if len(name) <= room else name[:room - 1] + "…"
-                out.print(f"  {'':<12} {pct(share):>6} {duration(total, Units.auto):>11} "
-                          f"{count:>9,}x  {name} ({kind})", highlight=False, markup=False)
+                grid.add_row("", Text(f"{pct(share):>6} {duration(total, Units.auto):>11} "
+                                      f"{count:>7,}x  {name} ({kind})", no_wrap=True,
+                                      overflow="ellipsis"))
     for i, step in enumerate(summary.next_steps):
-        out.print(f"  {'Next' if i == 0 else '':<12} {step}", highlight=False, markup=False)
+        grid.add_row(Text("Next" if i == 0 else ""), Text(step))
+    out.print(Text(summary.run_id, style="bold"))
+    out.print(grid)
