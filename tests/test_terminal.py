@@ -25,26 +25,44 @@ SAMPLE = sql_dir().parent / "sample_db"
 SRC = sql_dir().parent / "src"
 
 
+class Terminal:
+    """`tracewh ARGS` running in a tmux pane `width` columns wide."""
+
+    done = "__tracewh_exit_"
+
+    def __init__(self, width: int, *args: str):
+        self.tmux = ["tmux", "-L", f"tracewh-test-{uuid.uuid4().hex[:8]}"]
+        command = " ".join([sys.executable, "-m", "tracewh.cli", *map(_quote, args)])
+        env = {**os.environ, "PYTHONPATH": str(SRC)}
+        env.pop("COLUMNS", None)
+        env.pop("LINES", None)
+        subprocess.run([*self.tmux, "new-session", "-d", "-x", str(width), "-y", "50",
+                        f"{command}; echo {self.done}$?; sleep 60"], env=env, check=True)
+
+    def text(self) -> str:
+        """The pane and its scrollback, long lines joined."""
+        return subprocess.run([*self.tmux, "capture-pane", "-p", "-J", "-S", "-"],
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, pattern: str, timeout: float = 60) -> re.Match:
+        deadline = time.monotonic() + timeout
+        while not (found := re.search(pattern, self.text())):
+            assert time.monotonic() < deadline, f"no {pattern!r} on screen:\n{self.text()}"
+            time.sleep(0.2)
+        return found
+
+    def finish(self, timeout: float = 60) -> tuple[str, int]:
+        """What the command showed, and its exit code."""
+        try:
+            code = int(self.wait_for(rf"{self.done}(\d+)", timeout).group(1))
+            return self.text().split(self.done)[0], code
+        finally:
+            subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+
+
 def screen(width: int, *args: str, timeout: float = 60) -> str:
     """What `tracewh ARGS` shows in a terminal `width` columns wide (scrollback included)."""
-    socket, done = f"tracewh-test-{uuid.uuid4().hex[:8]}", "__tracewh_exit_"
-    command = " ".join([sys.executable, "-m", "tracewh.cli", *map(_quote, args)])
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    env.pop("COLUMNS", None)
-    env.pop("LINES", None)
-    tmux = ["tmux", "-L", socket]
-    subprocess.run([*tmux, "new-session", "-d", "-x", str(width), "-y", "50",
-                    f"{command}; echo {done}$?; sleep 60"], env=env, check=True)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            text = subprocess.run([*tmux, "capture-pane", "-p", "-J", "-S", "-"],
-                                  capture_output=True, text=True).stdout
-            if done in text or time.monotonic() > deadline:
-                return text.split(done)[0]
-            time.sleep(0.2)
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+    return Terminal(width, *args).finish(timeout)[0]
 
 
 def _quote(arg: str) -> str:
@@ -128,3 +146,23 @@ def test_summary_fits_80_columns(sample_db):
     kernels = shown.split("[gpu_kernel_summary v1]")[1].splitlines()[1:6]
     for line in kernels:  # share, time and count whole; only the name is cut
         assert re.match(r"^ +\d+\.\d% +[\d.,]+ (ns|us|ms|s) +[\d,]+x  \S", line), line
+
+
+def test_ctrl_c_during_ingest_says_what_is_stored(tmp_path):
+    from tracewh.generate.nsys import JobSpec, generate_job
+
+    generate_job(tmp_path / "job", JobSpec(world_size=24, iterations=20, layers=8))
+    db = tmp_path / "w.duckdb"
+    terminal = Terminal(120, "ingest", str(tmp_path / "job"), "--db", str(db), "--jobs", "1")
+    terminal.wait_for(r"ingest .* [1-9]\d*/24")  # the progress bar: a file is stored
+    subprocess.run([*terminal.tmux, "send-keys", "C-c"], check=True)
+    shown, code = terminal.finish()
+    assert code == 130 and "Traceback" not in shown, shown
+    stored = int(re.search(r"Error: interrupted: (\d+) file\(s\) stored, each complete; the file "
+                           r"being written was left out\. Run the same command again: stored "
+                           r"files are skipped, the rest load", shown).group(1))
+    assert 1 <= stored < 24
+    assert runner.invoke(app, ["check", "--db", str(db)]).exit_code == 0
+    again = runner.invoke(app, ["ingest", str(tmp_path / "job"), "--db", str(db)])
+    assert again.exit_code == 0 and f"{stored} already present" in again.stderr
+    assert f"ingested {24 - stored} file(s)" in again.stderr

@@ -211,7 +211,10 @@ def ingest(
                              "time_column": series_time_column, "time_unit": series_time_unit,
                              "tz": series_tz, "host": series_host},
                          on_file=on_file, on_start=on_start, on_note=on_note)
-    except (KeyboardInterrupt, duckdb.InterruptException):
+    except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
+        # Ctrl-C inside a DuckDB statement comes back as RuntimeError('Query interrupted')
+        if isinstance(exc, RuntimeError) and "interrupted" not in str(exc).lower():
+            raise
         con.close()  # the file being written rolls back
         stored = sum(r.status in ("ingested", "replaced") for r in results)
         _fail(f"interrupted: {stored} file(s) stored, each complete; the file being written was "
