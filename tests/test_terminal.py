@@ -166,3 +166,19 @@ def test_ctrl_c_during_ingest_says_what_is_stored(tmp_path):
     again = runner.invoke(app, ["ingest", str(tmp_path / "job"), "--db", str(db)])
     assert again.exit_code == 0 and f"{stored} already present" in again.stderr
     assert f"ingested {24 - stored} file(s)" in again.stderr
+
+
+def test_help_reads_at_80_columns():
+    shown = screen(80, "--help")
+    assert "<bool>" not in shown and all(len(line.rstrip()) <= 80 for line in shown.splitlines())
+    commands = shown.split("Commands:")[1].split()
+    for name in ("ingest", "query", "sql", "runs", "views", "summary", "metrics"):
+        assert name in commands, name
+    ingest = " ".join(screen(80, "ingest", "--help").split())  # lines joined, as read
+    assert "Load Nsight Systems SQLite exports (and .nsys-rep reports), PyTorch profiler " \
+           "(Kineto) traces and sampled time series (--series) into the warehouse." in ingest
+    assert "--quiet No progress bar" in ingest  # a flag shows no '<bool>'
+    query = screen(80, "query", "--help")
+    assert "<table|csv|json|parquet|markdown>" in query  # a choice list is never split
+    assert "'tracewh metrics show" in query
+    assert "      tracewh query gpu_kernel_summary --param rank=0 --format csv\n" in query

@@ -23,6 +23,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: it reflows first sentences to the terminal, shows no '<bool>' on
+    # flags and never splits a choice list mid-word (typer's rich help did all three)
+    rich_markup_mode=None,
 )
 metrics_app = typer.Typer(help="List, show and check the metric catalogue.", no_args_is_help=True)
 app.add_typer(metrics_app, name="metrics")
@@ -146,6 +149,7 @@ def ingest(
 
     Example:
 
+    \b
         tracewh ingest runs/ --db job.duckdb
         tracewh ingest --series gpu_monitor.csv --run dp4 --db job.duckdb
     """
@@ -279,8 +283,11 @@ def query(
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
     or, with --engine spark, over a Parquet lake on a local Spark session.
 
+    What a metric computes and the parameters it takes: 'tracewh metrics show METRIC'.
+
     Example:
 
+    \b
         tracewh query gpu_kernel_summary --param rank=0 --format csv
         tracewh query temporal_breakdown --engine spark --lake lake/
     """
@@ -352,6 +359,7 @@ def sql(
 
     Example:
 
+    \b
         tracewh sql "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
         tracewh sql --file busy.sql --format csv
     """
@@ -439,6 +447,7 @@ def views(
 
     Example:
 
+    \b
         tracewh views
         tracewh views nccl_ops
     """
@@ -480,6 +489,7 @@ def summary(
 
     Example:
 
+    \b
         tracewh summary --run dp4 --db job.duckdb
     """
     import duckdb
@@ -523,6 +533,7 @@ def remove(
 
     Example:
 
+    \b
         tracewh remove --run param/dlrm_kineto
     """
     from .ingest import remove_source
@@ -574,6 +585,7 @@ def export(
 
     Example:
 
+    \b
         tracewh export lake/ --db job.duckdb
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
     """
@@ -618,6 +630,7 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
 
     Example:
 
+    \b
         tracewh check --db job.duckdb
     """
     from .check import check_warehouse
@@ -688,6 +701,7 @@ def report(
 
     Example:
 
+    \b
         tracewh report --db job.duckdb --out report/ --size 5x3 --formats png,svg,eps
     """
     from .report import build_report, parse_formats, parse_size, print_summary
@@ -752,6 +766,7 @@ def metrics_transpile(
 
     Example:
 
+    \b
         tracewh metrics transpile temporal_breakdown --dialect spark --param rank=0
     """
     from .metrics import find_metric
