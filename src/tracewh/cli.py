@@ -691,6 +691,9 @@ def report(
     second_axis: Annotated[str, typer.Option(
         help="Second axis of the phase figure, from the throughput metric: auto, tokens, "
              "samples or none")] = "auto",
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", help="NAME=VALUE for every metric that takes it (phases, "
+        "step_pattern, runs, include_first_last, ...); repeatable")] = None,
     wait: WaitOption = 60.0,
 ) -> None:
     """Write an offline HTML report (figures drawn from the metrics) and each figure as a file.
@@ -709,9 +712,11 @@ def report(
     con = None
     try:
         figure_size, figure_formats = parse_size(size), parse_formats(formats)
+        params = _parse_params(param or [])
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         result = build_report(con, out, runs=run, size=figure_size, formats=figure_formats,
-                              dpi=dpi, second_axis=second_axis, db_label=str(_db(db)))
+                              dpi=dpi, second_axis=second_axis, db_label=str(_db(db)),
+                              params=params)
     except TracewhError as exc:
         _fail(str(exc))
     finally:

@@ -43,7 +43,7 @@ from typing import Callable, Iterable
 
 from . import __version__
 from .errors import TracewhError
-from .metrics import MetricError, find_metric, run_metric
+from .metrics import MetricError, find_metric, list_metrics, run_metric
 from .warehouse import query_arrow
 
 FORMATS = ("png", "svg", "eps")
@@ -176,14 +176,19 @@ def parse_formats(text: str) -> tuple[str, ...]:
 class _Metrics:
     """run_metric with its provenance; metric files are loaded once."""
 
-    def __init__(self, con):
+    def __init__(self, con, given: dict[str, str] | None = None):
         self.con = con
         self._loaded: dict[str, object] = {}
+        # --param NAME=VALUE: to every metric declaring NAME, over the figure's own value
+        # (run and rank stay the figure's: --run chooses the runs)
+        self.given = {k: v for k, v in (given or {}).items() if k not in ("run", "rank")}
 
     def run(self, name: str, **params) -> tuple[list[dict], MetricUse]:
         if name not in self._loaded:
             self._loaded[name] = find_metric(name)
         metric = self._loaded[name]
+        declared = {p.name for p in metric.params}
+        params = {**params, **{k: v for k, v in self.given.items() if k in declared}}
         params = {k: v for k, v in params.items() if v is not None}
         rows = run_metric(self.con, metric, params).to_pylist()
         return rows, MetricUse(metric.name, metric.version, params)
@@ -785,8 +790,10 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
                  size: tuple[float, float] = DEFAULT_SIZE,
                  formats: Iterable[str] = DEFAULT_FORMATS, dpi: int = DEFAULT_DPI,
                  second_axis: str = "auto", db_label: str = "",
-                 on_item: Callable[[Item], None] | None = None) -> Report:
-    """Draw every figure from metric results into `out` and write `out/index.html`."""
+                 on_item: Callable[[Item], None] | None = None,
+                 params: dict[str, str] | None = None) -> Report:
+    """Draw every figure from metric results into `out` and write `out/index.html`; `params`
+    go to every metric that declares them (phases, step_pattern, runs, ...)."""
     import matplotlib
 
     started = time.perf_counter()
@@ -797,6 +804,9 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
     if bad:
         raise ReportError(f"unknown figure format(s) {', '.join(bad)}: choose from "
                           f"{', '.join(FORMATS)}")
+    unknown = sorted(set(params or {}) - {p.name for m in list_metrics() for p in m.params})
+    if unknown:
+        raise ReportError(f"--param {unknown[0]}: no metric of the report takes it")
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -813,7 +823,7 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
                               f"(runs: {', '.join(known) or 'none'})")
     else:
         runs = known
-    ctx = _Context(_Metrics(con), options, runs)
+    ctx = _Context(_Metrics(con, params), options, runs)
 
     items: list[Item] = []
     with matplotlib.rc_context(_RC):
@@ -967,8 +977,21 @@ def _item_html(item: Item) -> str:
 
 
 def print_summary(report: Report, stream=None) -> None:
+    """One line per figure and reason left out, naming the runs it applies to (19 runs with
+    the same five figures left out are five lines, not 95)."""
     stream = stream or sys.stderr
+    grouped: dict[tuple[str, str], list[str]] = {}
     for item in report.skipped:
-        print(f"left out {item.title}: {item.skipped}", file=stream)
+        title = item.title.removesuffix(f": {item.run_id}") if item.run_id else item.title
+        reason = item.skipped.replace(item.run_id, "RUN") if item.run_id else item.skipped
+        grouped.setdefault((title, reason), []).append(item.run_id)
+    for (title, reason), runs in grouped.items():
+        named = [r for r in runs if r]
+        where = ""
+        if len(named) == 1:
+            where = f" ({named[0]})"
+        elif named:
+            where = f" ({len(named)} runs: {', '.join(named[:3])}{', ...' if len(named) > 3 else ''})"
+        print(f"left out {title}{where}: {reason}", file=stream)
     print(f"wrote {report.index}: {len(report.figures)} figure(s), {len(report.skipped)} left "
           f"out, in {report.seconds:.1f} s", file=stream)
