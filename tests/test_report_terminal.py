@@ -43,3 +43,42 @@ def test_report_params_reach_the_metrics_that_take_them():
     with pytest.raises(rep.ReportError, match="--param nosuch: no metric of the report takes it"):
         rep.build_report(con, Path("/nonexistent-never-made"), params={"nosuch": "1"})
     con.close()
+
+
+def scaling_rows(count: int) -> list[dict]:
+    """The scaling metric's rows for `count` runs with long names, as a 10-run sweep has."""
+    return [{"run_id": f"llama3_8b_fsdp_{2 ** (i % 6)}nodes_seq{1024 * (i + 1)}", "label": None,
+             "step_ns": 1_000_000 * (i + 1), "window_ns": 10 ** 9, "compute_pct": 60.0,
+             "exposed_comm_pct": 20.0, "exposed_mem_pct": 5.0, "exposed_other_pct": 0.0,
+             "idle_pct": 15.0, "sentence": None, "exposed_by_collective": None}
+            for i in range(count)]
+
+
+class Rows:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def run(self, name, **params):
+        return self.rows, rep.MetricUse(name, 1, params)
+
+
+@pytest.mark.parametrize("draw", ["fig_scaling", "fig_breakdown_runs"])
+def test_ten_runs_fit_their_figure(tmp_path, draw):
+    import matplotlib
+
+    ctx = rep._Context(Rows(scaling_rows(10)), rep.Options(formats=("png",), dpi=100), [])
+    item = rep.Item(draw, draw, "2")
+    with matplotlib.rc_context(rep._RC):  # the report's fonts
+        fig = getattr(rep, draw)(ctx, item)
+        rep._save(fig, item, tmp_path, ctx.options)  # drawn as the PNG is
+    box = fig.bbox
+    texts = [t for legend in fig.legends for t in legend.get_texts()]
+    texts += [label for ax in fig.axes for label in ax.get_yticklabels() if label.get_visible()]
+    for text in texts:  # every legend entry and run label whole inside the figure
+        extent = text.get_window_extent()
+        assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, text.get_text()
+        assert box.y0 - 1 <= extent.y0 and extent.y1 <= box.y1 + 1, text.get_text()
+    labels = sorted((t.get_window_extent() for ax in fig.axes for t in ax.get_yticklabels()
+                     if t.get_visible() and t.get_text()), key=lambda e: e.y0)
+    for below, above in zip(labels, labels[1:]):  # y labels do not overlap
+        assert below.y1 <= above.y0 + 0.5

@@ -249,9 +249,36 @@ def _outside_legend(fig, ax, ncols: int | None = None, title: str | None = None,
     pairs = sorted(zip(handles, labels),  # stable: entries named in `last` move to the end
                    key=lambda pair: any(pair[1].startswith(prefix) for prefix in last))
     handles, labels = [h for h, _ in pairs], [lab for _, lab in pairs]
-    ncols = ncols or min(len(labels), 5)
+    # as many columns as the figure's width holds, each as wide as the widest label plus its
+    # handle and spacing (ten runs' legend was cut off); a label longer than a whole line is
+    # cut in the middle, where run names of a sweep differ least
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    size = FontProperties(size=rcParams["legend.fontsize"]).get_size_in_points()
+    width, extra = fig.get_figwidth() * 72 - 2 * size, 3.4 * size  # handle, gap, padding
+
+    def points(text: str) -> float:
+        return TextPath((0, 0), text, size=size).get_extents().width
+
+    most = max(len(label) for label in labels)
+    while most > 8 and max(points(_fit_label(lab, most)) for lab in labels) + extra > width:
+        most -= 4
+    labels = [_fit_label(label, most) for label in labels]
+    fits = max(1, int(width // (max(points(label) for label in labels) + extra)))
+    ncols = min(ncols or min(len(labels), 5), fits)
     fig.legend(handles, labels, loc="outside upper center", ncols=ncols, frameon=False,
                title=title, handlelength=1.2, columnspacing=1.0)
+
+
+def _fit_label(text: str, most: int) -> str:
+    """`text` in at most `most` characters, cut in the middle: a sweep's run names share
+    their start and differ at the end (fsdp_8nodes_seq1024, fsdp_8nodes_seq2048)."""
+    if len(text) <= most:
+        return text
+    head = (most - 1) // 2
+    return text[:head] + "…" + text[len(text) - (most - 1 - head):]
 
 
 def _rank_labels(ranks: list, marked: set | None = None) -> list[str]:
@@ -318,19 +345,21 @@ def _scaling_rows(ctx: _Context, item: Item) -> list[dict]:
     return rows
 
 
-def _run_label(row: dict) -> str:
-    label = row["run_id"]
+def _run_label(row: dict, one_line: bool = False) -> str:
+    """A run's name with its label and step time; on one line, the name cut to 24 characters,
+    for figures with many runs (two-line labels of ten runs overlapped)."""
+    label = _fit_label(row["run_id"], 24) if one_line else row["run_id"]
     extra = [row["label"]] if row.get("label") else []
     if row.get("step_ns"):
         extra.append(f"{_fmt_ns(row['step_ns'])}/step")
-    return f"{label}\n({', '.join(extra)})" if extra else label
+    return f"{label}{' ' if one_line else chr(10)}({', '.join(extra)})" if extra else label
 
 
 def fig_breakdown_runs(ctx: _Context, item: Item):
     rows = _scaling_rows(ctx, item)
     fig = _figure(ctx.options)
     ax = fig.add_subplot()
-    _stacked_parts(ax, [_run_label(r) for r in rows], rows)
+    _stacked_parts(ax, [_run_label(r, one_line=len(rows) > 4) for r in rows], rows)
     ax.set_title("GPU time per run (summed over its ranks)")
     _outside_legend(fig, ax)
     item.caption = ("The temporal breakdown of every rank summed over the run's ranks, as a "
