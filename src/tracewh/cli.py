@@ -7,6 +7,7 @@ import shutil
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -73,6 +74,27 @@ def query_arrow(con, statement: str):
     from .warehouse import query_arrow as arrow_of
 
     return arrow_of(con, statement)
+
+
+@contextmanager
+def _reading(db: Path | None, wait: float):
+    """The warehouse, read-only, for one command: a mistake or a damaged file ends it with one
+    line, and it is closed at the end."""
+    import duckdb
+
+    from .mistakes import duckdb_message
+
+    con = None
+    try:
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        yield con
+    except TracewhError as exc:
+        _fail(str(exc))
+    except duckdb.Error as exc:  # e.g. a damaged page met while reading
+        _fail(f"{_db(db)}: {duckdb_message(exc)} - 'tracewh check' tells what is damaged")
+    finally:
+        if con is not None:
+            con.close()
 
 
 def _db(db: Path | None) -> Path:
@@ -397,24 +419,11 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
          units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
     """List the runs in the warehouse: when and how long, ranks present against the world
     size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
-    import duckdb
-
-    from .mistakes import duckdb_message
-
-    con = None
-    try:
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+    with _reading(db, wait) as con:
         result = run_context(con)
         write(result, fmt, output, 10_000, err, units=units)
         if chosen_format(fmt, output) is Format.table:
             _print_run_notes(result)
-    except TracewhError as exc:
-        _fail(str(exc))
-    except duckdb.Error as exc:  # e.g. a damaged page met while reading
-        _fail(f"{_db(db)}: {duckdb_message(exc)} - 'tracewh check' tells what is damaged")
-    finally:
-        if con is not None:
-            con.close()
 
 
 def run_context(con, run_ids: list[str] | None = None) -> Rows:
@@ -492,16 +501,13 @@ def summary(
     \b
         tracewh summary --run dp4 --db job.duckdb
     """
-    import duckdb
     from rich.console import Console
 
     from .guard import lock_down
-    from .mistakes import check_params, duckdb_message
+    from .mistakes import check_params
     from .summary import print_summary, summarize_run
 
-    con = None
-    try:
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+    with _reading(db, wait) as con:
         for name in run or []:
             check_params(con, "summary", {"run": name})
         context = run_context(con, run)
@@ -513,13 +519,6 @@ def summary(
             if i:
                 out.print()
             print_summary(summarize_run(con, row[0], dict(zip(context.columns, row))), out)
-    except TracewhError as exc:
-        _fail(str(exc))
-    except duckdb.Error as exc:
-        _fail(duckdb_message(exc))
-    finally:
-        if con is not None:
-            con.close()
 
 
 @app.command()
