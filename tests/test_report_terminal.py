@@ -82,3 +82,26 @@ def test_ten_runs_fit_their_figure(tmp_path, draw):
                      if t.get_visible() and t.get_text()), key=lambda e: e.y0)
     for below, above in zip(labels, labels[1:]):  # y labels do not overlap
         assert below.y1 <= above.y0 + 0.5
+
+
+def test_the_missing_nccl_size_hint_names_the_profiler(shared_data, tmp_path):
+    from typer.testing import CliRunner
+
+    from tracewh.cli import app
+    from tracewh.metrics import find_metric, run_metric
+    from tracewh.resources import sql_dir
+
+    db = tmp_path / "w.duckdb"
+    runner = CliRunner()
+    for path in (shared_data / "kineto" / "param" / "dlrm_kineto",
+                 sql_dir().parent / "sample_db" / "traces" / "ddp_4ranks"):
+        assert runner.invoke(app, ["ingest", "-q", str(path), "--db", str(db)]).exit_code == 0
+    con = tracewh.connect(db, read_only=True)
+    notes = {(r["run_id"], r["note"]) for r in
+             run_metric(con, find_metric("collective_bandwidth")).to_pylist()}
+    con.close()
+    assert notes == {
+        ("dlrm_kineto", "message size unknown: full_bytes is NULL (this Kineto trace records no "
+                        "NCCL sizes; PyTorch 2.2+ writes them in the kernels' args)"),
+        ("ddp_4ranks", "message size unknown: full_bytes is NULL (nsys exports carry NCCL sizes "
+                       "only with --include-blobs)")}
