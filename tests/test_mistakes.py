@@ -6,7 +6,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -180,3 +184,31 @@ def test_runs_name_what_looks_wrong(shared_data, tmp_path):
         "FROM sources").fetchone()
     con.close()
     assert (hosts, days) == (2, 3)
+
+
+def test_runs_say_when_ranks_are_missing(shared_data, tmp_path):
+    folder = tmp_path / "dlrm"
+    folder.mkdir()
+    for name in sorted(p.name for p in (shared_data / "kineto" / "param" / "dlrm_kineto")
+                       .glob("worker[01]_*.json")):  # 2 of the job's 8 ranks
+        (folder / name).symlink_to(shared_data / "kineto" / "param" / "dlrm_kineto" / name)
+    db = str(tmp_path / "w.duckdb")
+    assert runner.invoke(app, ["ingest", "-q", str(folder), "--db", db]).exit_code == 0
+    result = runner.invoke(app, ["runs", "--db", db])
+    assert "run 'dlrm': 2 of 8 ranks present" in result.stderr
+    row = next(csv.DictReader(io.StringIO(runner.invoke(app, ["runs", "--db", db, "-f",
+                                                               "csv"]).stdout)))
+    assert (row["ranks"], row["world_size"], row["note"]) == ("2", "8", "2 of 8 ranks present")
+
+
+def test_piped_stderr_keeps_whole_lines(sample_db, tmp_path):
+    # the ingest summary ran past 80 characters and was cut into two lines when piped
+    done = subprocess.run([sys.executable, "-m", "tracewh.cli", "ingest", str(SAMPLE),
+                           str(tmp_path / "no_such.sqlite"), "--db", str(sample_db)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 1
+    summary = done.stderr.splitlines()[-1]
+    assert re.fullmatch(r"ingested 0 file\(s\), 0 rows, 0\.0 MB in [0-9.]+ s \(0\.0 MB/s\); "
+                        r"8 already present; 1 failed", summary), done.stderr
+    assert len(summary) > 80
