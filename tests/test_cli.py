@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -52,7 +53,7 @@ def test_ingest_help_shows_the_defaults():
     assert result.exit_code == 0
     for default in ["(./tracewh.duckdb or $TRACEWH_DB)", "(cores)", "(256MB per file held",
                     "(detected)", "(UTC)"]:
-        assert f"[default: {default}" in result.output, default
+        assert f"default: {default}" in " ".join(result.output.split()), default  # as read
 
 
 @pytest.mark.parametrize("args, env, expected", [
@@ -134,8 +135,9 @@ def test_sql_and_runs(sample_db):
                                  str(sample_db), "--format", "csv"])
     assert result.stdout == "n\n4\n"
     result = runner.invoke(app, ["runs", "--db", str(sample_db), "--format", "csv"])
-    lines = result.stdout.splitlines()
-    assert lines[1].startswith("ddp_4ranks,4,4,") and lines[2].startswith("fsdp_4ranks_kineto,4,4,")
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [(r["run_id"], r["ranks"], r["world_size"], r["sources"]) for r in rows] == [
+        ("ddp_4ranks", "4", "4", "4"), ("fsdp_4ranks_kineto", "4", "4", "4")]
 
 
 def test_remove_a_run_removes_exactly_its_rows(sample_db, tmp_path):
@@ -190,5 +192,16 @@ def test_shell_opens_the_duckdb_cli_read_only(sample_db, tmp_path):
 
 def test_shell_without_duckdb_says_how_to_get_it(sample_db, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))  # nor beside this Python
     result = runner.invoke(app, ["shell", "--db", str(sample_db)])
     assert result.exit_code == 1 and "pip install duckdb-cli" in result.stderr
+
+
+@pytest.mark.skipif(not (Path(sys.executable).parent / "duckdb").exists(),
+                    reason="no duckdb CLI in this environment")
+def test_shell_found_in_tracewhs_environment_not_activated(sample_db, tmp_path):
+    # PATH without the environment's bin folder: the shell beside tracewh's Python is used
+    done = subprocess.run([sys.executable, "-m", "tracewh.cli", "shell", "--db", str(sample_db)],
+                          env={**os.environ, "PATH": str(tmp_path)}, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "not on PATH" not in done.stderr, done.stderr

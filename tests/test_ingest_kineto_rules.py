@@ -132,14 +132,35 @@ def test_two_files_claiming_one_rank_name_both(db_path, trace, shared_data):
         (0, "distributedInfo"), (1, "rank-map")]
 
 
-def test_rankless_files_sharing_a_run_need_a_rank_map(db_path, trace, tmp_path):
+def rankless_pair(trace: Path) -> Path:
+    """The trace's folder holding a.json and b.json: the trace twice, without distributedInfo."""
     folder = trace.parent
     for name in ("a.json", "b.json"):
         doc = json.loads(trace.read_text())
         del doc["distributedInfo"]
         (folder / name).write_text(json.dumps(doc) if name == "a.json" else json.dumps(doc, indent=1))
     trace.unlink()
-    result = ingest(db_path, str(folder))
+    return folder
+
+
+def test_rankless_files_sharing_a_folder_are_separate_runs(db_path, trace, tmp_path):
+    # single-process captures side by side (three models profiled one after the other): nothing
+    # ties them into one job, so each is its own run, and the user is told
+    folder = rankless_pair(trace)
+    result = runner.invoke(app, ["ingest", "--db", str(db_path), str(folder)])
+    assert result.exit_code == 0, result.stderr
+    assert f"run {folder.name!r}: 2 Kineto traces with no rank information are taken as " \
+           "separate runs" in result.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    assert con.execute("SELECT run_id, rank, rank_source FROM ranks ORDER BY 1").fetchall() == [
+        (f"{folder.name}/a", 0, "default"), (f"{folder.name}/b", 0, "default")]
+    con.close()
+
+
+def test_rankless_files_put_in_one_run_need_a_rank_map(db_path, trace, tmp_path):
+    folder = rankless_pair(trace)
+    result = ingest(db_path, "--run", "job", str(folder))
     assert result.exit_code == 1 and "no rank in the trace" in result.stderr
-    result = ingest(db_path, "--rank-map", "a.json=0", "--rank-map", "b.json=1", str(folder))
+    result = ingest(db_path, "--run", "job", "--rank-map", "a.json=0", "--rank-map", "b.json=1",
+                    str(folder))
     assert result.exit_code == 0, result.stderr

@@ -511,7 +511,7 @@ def test_idle_gaps_causes_and_sizes(con):
         assert {r["cause"]: (r["gaps"], r["total_ns"], r["min_ns"], r["max_ns"]) for r in got} == {
             c: (len(v), sum(v), min(v), max(v)) for c, v in want.items()}
         assert {r["size_bucket"] for r in got} == {"<1us"}
-        assert sum(r["idle_pct"] for r in got) == pytest.approx(100)
+        assert sum(r["share_of_idle_pct"] for r in got) == pytest.approx(100)
     # by hand: islands 0-20, 30-40, 45-45, 50-80, 82-88, 90-97, 98-115
     assert expected_gaps(R0.ops, 30000) == [("host wait", 10), ("host wait", 5), ("kernel wait", 5),
                                              ("other", 2), ("host wait", 2), ("kernel wait", 1)]

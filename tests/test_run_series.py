@@ -93,7 +93,7 @@ def test_chrome_trace_of_a_series(warehouse, tmp_path):
     assert len(events) == alone  # every event of both runs, no other run's
     bad = invoke("export", str(out), "--format", "chrome-trace", "--run", "nope",
                  "--db", str(warehouse))
-    assert bad.exit_code == 1 and "no run or series named 'nope'" in bad.stderr
+    assert bad.exit_code == 1 and "no run 'nope' in the warehouse (nor a series" in bad.stderr
 
 
 def test_report_draws_a_series_of_logs(db_path, tmp_path):

@@ -1,5 +1,5 @@
 -- metric: collective_bandwidth
--- version: 1
+-- version: 2
 -- summary: Algorithm and bus bandwidth of each collective matched across ranks, as nccl-tests computes them
 -- unit: GB/s
 -- grain: run_id, op_key
@@ -17,7 +17,8 @@
 --   start_ns, end_ns  first start and last end over its ranks, on the aligned clock
 --                 (raw time - clock_offsets.offset_ns), UTC ns
 -- Bandwidths are NULL, never an error, when they cannot be known; `note` says why (nsys
--- exports carry no message sizes unless exported with --include-blobs, so full_bytes is NULL).
+-- exports carry no message sizes unless exported with --include-blobs, so full_bytes is NULL;
+-- Kineto traces before PyTorch 2.2 carry none either: the note names the run's profiler).
 -- A collective seen on fewer ranks than its group is still reported, with a note.
 -- collective: keep one kind (AllReduce, ...). iteration_from / iteration_to keep operations
 -- launched in those iterations; start_ns / end_ns (UTC) keep operations that overlap the window.
@@ -80,10 +81,14 @@ SELECT
     algbw_gbps,           -- GB/s
     bus_factor,
     algbw_gbps * bus_factor AS busbw_gbps,  -- GB/s
-    CASE WHEN full_bytes IS NULL
+    CASE WHEN full_bytes IS NULL AND f.kineto
+             THEN 'message size unknown: full_bytes is NULL (this Kineto trace records no NCCL sizes; PyTorch 2.2+ writes them in the kernels'' args)'
+         WHEN full_bytes IS NULL
              THEN 'message size unknown: full_bytes is NULL (nsys exports carry NCCL sizes only with --include-blobs)'
          WHEN t_ns <= 0 THEN 'zero duration: bandwidth undefined'
          WHEN ranks < n THEN 'seen on ' || ranks || ' of ' || n || ' ranks: t is the shortest of those'
     END AS note
 FROM rated
+LEFT JOIN (SELECT run_id, bool_and(format = 'kineto-json') AS kineto FROM sources GROUP BY run_id) f
+    USING (run_id)  -- the hint for a missing size depends on the profiler
 ORDER BY run_id, start_ns, op_key;

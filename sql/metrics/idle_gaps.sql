@@ -1,5 +1,5 @@
 -- metric: idle_gaps
--- version: 4
+-- version: 5
 -- summary: Idle gaps between GPU busy islands per device, by cause and size
 -- unit: ns
 -- grain: run_id, rank, device_id, cause, size_bucket
@@ -19,7 +19,8 @@
 --   other        anything else: waiting on an event, another stream or device, a collective's
 --                peers; also ops whose launch call is not in the trace
 -- Size buckets: <1us, 1-10us, 10-100us, 100us-1ms, 1-10ms, >=10ms (bucket_order sorts them).
--- Per row: gaps, total_ns, min/max/mean gap, and idle_pct = share of the device's idle time.
+-- Per row: gaps, total_ns, min/max/mean gap, and share_of_idle_pct = share of the device's idle
+-- time (named apart from idle_pct, which elsewhere is the share of the whole window).
 -- start_ns / end_ns (UTC) cut ops to that window first; iteration_from / iteration_to keep the
 -- time of those iterations (GPU spans of the iterations as in temporal_breakdown), and a gap is
 -- never counted across the boundary of two kept stretches.
@@ -138,7 +139,7 @@ SELECT
     b.min_ns,
     b.max_ns,
     b.avg_ns,
-    b.total_ns * 100.0 / sum(b.total_ns) OVER (PARTITION BY b.device_grp) AS idle_pct
+    b.total_ns * 100.0 / sum(b.total_ns) OVER (PARTITION BY b.device_grp) AS share_of_idle_pct
 FROM buckets b
 JOIN keys k ON k.grp = b.device_grp
 JOIN ranks r ON r.rank_key = k.rank_key

@@ -1,5 +1,5 @@
 -- metric: memory_by_phase
--- version: 1
+-- version: 2
 -- summary: A sampled measure (default free GPU memory) during each iteration's forward, backward and optimizer phases: min, mean, max
 -- unit: as sampled (the measure's column name says it, e.g. memory.free [MiB])
 -- grain: run_id, rank, iteration, phase, measure
@@ -24,7 +24,7 @@ WITH phases AS (
     WHERE n.kind IN ('push_pop', 'start_end', 'annotation') AND n.end_ns IS NOT NULL
       AND regexp_matches(coalesce(n.name, ''),
               coalesce(CAST(getvariable('phases') AS VARCHAR),
-                       '(^|[.:])(forward|backward|optimizer|optimizer_step|_take_model_step|step)$'))
+                       '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
       AND (getvariable('run') IS NULL OR n.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR n.rank = CAST(getvariable('rank') AS INTEGER))
 ),

@@ -1,5 +1,5 @@
 -- metric: nvtx_phases
--- version: 2
+-- version: 3
 -- summary: Per iteration, the time of named NVTX phases (forward, backward, optimizer step, ...) with UTC start and end
 -- unit: ns
 -- grain: run_id, rank, iteration, phase
@@ -9,7 +9,8 @@
 -- A phase is an NVTX range (or Kineto user annotation) whose name matches `phases`, a regular
 -- expression; the default matches names ending in forward, backward, optimizer, step,
 -- optimizer_step or _take_model_step after a start, `.` or `:` (forward, DeepSpeedEngine.forward,
--- Optimizer.step#AdamW.step) but not ProfilerStep#N. It belongs to the iteration of its rank
+-- Optimizer.step#AdamW.step), or between '## ' and ' ##' (TorchRec: `## backward ##`), but not
+-- ProfilerStep#N. It belongs to the iteration of its rank
 -- whose host range contains its start (iterations view, or the NVTX ranges matching
 -- step_pattern as in iteration_time), whichever thread it ran on. Per (rank, iteration, phase):
 --   instances      ranges of that name in the iteration
@@ -38,7 +39,7 @@ phases AS (
     WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
       AND regexp_matches(coalesce(name, ''),
               coalesce(CAST(getvariable('phases') AS VARCHAR),
-                       '(^|[.:])(forward|backward|optimizer|optimizer_step|_take_model_step|step)$'))
+                       '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
       AND (getvariable('step_pattern') IS NULL
            OR NOT regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR)))
       AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))

@@ -12,7 +12,8 @@ SELECT
     end_ns,                   -- UTC epoch ns
     end_ns - start_ns AS dur_ns,
     coalesce(n.op_name, CAST(name AS gpu_op_name)) AS name, -- demangled name (ENUM gpu_op_name)
-    short_name,               -- base name
+    -- base name; made again when stored empty (kernels in '(anonymous namespace)' before the fix)
+    coalesce(nullif(short_name, ''), kernel_short_name(name)) AS short_name,
     n.kind, -- compute | comm | sync | other (store.kernel_names)
     correlation_id,           -- links to cuda_api on (file_id, pid, correlation_id)
     external_id,              -- Kineto: the CPU op that launched it (cpu_ops.external_id)

@@ -6,24 +6,27 @@ import os
 import shutil
 import sys
 import time
+from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__
 from .errors import TracewhError
-from .output import Format, write
-from .warehouse import connect, default_db_path, query_arrow
+from .output import Format, Rows, Units, chosen_format, write
 
 app = typer.Typer(
     help="A SQL-first warehouse for distributed-training profiles (Nsight Systems, PyTorch profiler).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: it reflows first sentences to the terminal, shows no '<bool>' on
+    # flags and never splits a choice list mid-word (typer's rich help did all three)
+    rich_markup_mode=None,
 )
 metrics_app = typer.Typer(help="List, show and check the metric catalogue.", no_args_is_help=True)
 app.add_typer(metrics_app, name="metrics")
@@ -34,14 +37,17 @@ generate_app = typer.Typer(help="Write synthetic traces whose true numbers are k
                            no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
 
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)  # piped stderr keeps whole lines
 
 DbOption = Annotated[
     Optional[Path],
     typer.Option("--db", help="Warehouse file", dir_okay=False,
                  show_default="./tracewh.duckdb or $TRACEWH_DB"),
 ]
-FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format")]
+FormatOption = Annotated[Optional[Format], typer.Option(
+    "--format", "-f", help="Output format", show_default="from the -o extension, else table")]
+UnitsOption = Annotated[Units, typer.Option(
+    "--units", help="Time unit of *_ns columns in a table (csv, json, parquet keep ns)")]
 OutputOption = Annotated[
     Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout")
 ]
@@ -59,8 +65,54 @@ def _fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+# duckdb, pyarrow, polars and sqlglot load inside the commands that use them: '--help' and
+# 'metrics list' need none of them (bench/startup.py)
+def connect(*args, **kwargs):
+    from .warehouse import connect as open_warehouse
+
+    return open_warehouse(*args, **kwargs)
+
+
+def query_arrow(con, statement: str):
+    from .warehouse import query_arrow as arrow_of
+
+    return arrow_of(con, statement)
+
+
+@contextmanager
+def _reading(db: Path | None, wait: float):
+    """The warehouse, read-only, for one command: a mistake or a damaged file ends it with one
+    line, and it is closed at the end."""
+    import duckdb
+
+    from .mistakes import duckdb_message
+
+    con = None
+    try:
+        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        yield con
+    except TracewhError as exc:
+        _fail(str(exc))
+    except duckdb.Error as exc:  # e.g. a damaged page met while reading
+        _fail(f"{_db(db)}: {duckdb_message(exc)} - 'tracewh check' tells what is damaged")
+    finally:
+        if con is not None:
+            con.close()
+
+
 def _db(db: Path | None) -> Path:
-    return db if db is not None else default_db_path()
+    from .warehouse import default_db_path
+
+    path = db if db is not None else default_db_path()
+    try:
+        with path.open("rb") as handle:
+            is_sqlite = handle.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        is_sqlite = False  # not there (yet) or unreadable: connect says which
+    if is_sqlite:  # DuckDB would fetch its SQLite extension from the network to open it
+        _fail(f"{path} is an SQLite file (a trace?), not a tracewh warehouse - did you mean "
+              f"'tracewh ingest {path}'?")
+    return path
 
 
 def _print_version(value: bool) -> None:
@@ -134,23 +186,28 @@ def ingest(
 
     Example:
 
+    \b
         tracewh ingest runs/ --db job.duckdb
         tracewh ingest --series gpu_monitor.csv --run dp4 --db job.duckdb
         tracewh ingest --log sweep/ --name-template 'log-{model_size}-tp{tp}-dp{dp}'
     """
     if not paths and not series and not log:
         _fail("nothing to ingest: give trace files or folders, --log FILE_OR_DIR or --series FILE.csv")
+    import duckdb
+
     from .ingest import default_memory_limit, ingest_paths
     from .ingest.config import compile_template, parse_run_params
     from .ingest.discover import parse_rank_map
     from .ingest.logs import compile_pattern
 
+    path = _db(db)
+    fresh = not path.exists()
     try:
         rules = parse_rank_map(rank_map or [])
         log_options = {"log_pattern": compile_pattern(log_pattern),
                        "name_template": compile_template(name_template),
                        "run_params": parse_run_params(run_param or [])}
-        con = connect(_db(db), wait=wait, on_wait=_waiting)
+        con = connect(path, wait=wait, on_wait=_waiting)
         con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit(jobs)])
         # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
         # checkpoint into the file then runs once at the end instead of after every file (15%
@@ -159,6 +216,8 @@ def ingest(
         con.execute("SET checkpoint_threshold = '1GB'")
     except TracewhError as exc:
         _fail(str(exc))
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     started = time.perf_counter()
     progress = Progress(
         TextColumn("[bold]ingest"), BarColumn(), MofNCompleteColumn(),
@@ -167,6 +226,12 @@ def ingest(
     )
     task = progress.add_task("ingest", total=0, mb=0.0)
     results = []
+    said = Counter()  # a line said for many files is said three times, then counted
+
+    def say(kind: str, text: str) -> None:
+        said[kind] += 1
+        if said[kind] <= 3:
+            progress.console.print(text, highlight=False, markup=False)
 
     def on_start(candidates):
         progress.update(task, total=len(candidates))
@@ -174,21 +239,48 @@ def ingest(
     def on_file(result):
         results.append(result)
         if result.status == "failed":
-            progress.console.print(f"[red]Error:[/red] {escape(result.message)}", highlight=False,
-                                   soft_wrap=True)
+            progress.console.print(f"[red]Error:[/red] {escape(result.message)}", highlight=False)
         elif result.status == "skipped" and not quiet:
-            progress.console.print(f"skipped {result.message}", highlight=False, soft_wrap=True,
-                                   markup=False)
+            say("skipped", f"skipped {result.message}")
+        for warning in result.warnings if not quiet else ():
+            say(warning, f"warning: {result.path}: {warning}")
         if result.run_id is not None or result.status != "failed":
             progress.update(task, advance=1, mb=progress.tasks[0].fields["mb"] + result.bytes / 1e6)
 
-    with progress:
-        ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace, jobs=jobs,
-                     series=series, series_options={
-                         "time_column": series_time_column, "time_unit": series_time_unit,
-                         "tz": series_tz, "host": series_host},
-                     logs=log, log_options=log_options, on_file=on_file, on_start=on_start)
+    def on_note(note):
+        if not quiet:
+            progress.console.print(f"note: {note}", highlight=False, markup=False)
+
+    try:
+        with progress:
+            ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace, jobs=jobs,
+                         series=series, series_options={
+                             "time_column": series_time_column, "time_unit": series_time_unit,
+                             "tz": series_tz, "host": series_host},
+                         logs=log, log_options=log_options, on_file=on_file, on_start=on_start,
+                         on_note=on_note)
+    except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
+        # Ctrl-C inside a DuckDB statement comes back as RuntimeError('Query interrupted')
+        if isinstance(exc, RuntimeError) and "interrupted" not in str(exc).lower():
+            raise
+        con.close()  # the file being written rolls back
+        stored = sum(r.status in ("ingested", "replaced") for r in results)
+        _fail(f"interrupted: {stored} file(s) stored, each complete; the file being written was "
+              "left out. Run the same command again: stored files are skipped, the rest load",
+              130)
+    for kind, count in said.items():
+        if count > 3 and kind != "skipped":
+            err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,
+                      markup=False)
+    loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
+    if loaded and not quiet:
+        _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if they "
+                         "are separate captures, 'tracewh remove --run' it and ingest each with "
+                         "its own --run NAME")
     con.close()
+    if fresh and not loaded:  # nothing stored: leave no empty warehouse behind
+        for leftover in (path, path.with_name(path.name + ".wal")):
+            leftover.unlink(missing_ok=True)
     _summarize(results, time.perf_counter() - started, quiet)
     if any(r.status == "failed" for r in results):
         raise typer.Exit(1)
@@ -221,9 +313,10 @@ def query(
         Optional[list[str]], typer.Option("--param", "-p", help="NAME=VALUE; repeatable")
     ] = None,
     db: DbOption = None,
-    fmt: FormatOption = Format.table,
+    fmt: FormatOption = None,
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
+    units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
     engine: Annotated[str, typer.Option(
         "--engine", help="duckdb (the warehouse) or spark (a Parquet lake, --lake)")] = "duckdb",
@@ -234,13 +327,17 @@ def query(
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
     or, with --engine spark, over a Parquet lake on a local Spark session.
 
+    What a metric computes and the parameters it takes: 'tracewh metrics show METRIC'.
+
     Example:
 
+    \b
         tracewh query gpu_kernel_summary --param rank=0 --format csv
         tracewh query temporal_breakdown --engine spark --lake lake/
     """
     from .guard import lock_down
-    from .metrics import find_metric, run_metric
+    from .metrics import bind_values, find_metric, run_metric
+    from .mistakes import check_params
 
     con = None
     try:
@@ -257,12 +354,18 @@ def query(
             from .spark import run_metric_spark, spark_session
 
             write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
-                  max_rows, err)
+                  max_rows, err, units=units, title_columns=True)
             return
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         lock_down(con)
+        values = bind_values(chosen, params)
+        check_params(con, chosen.name, values)
         result = run_metric(con, chosen, params)
-        write(result, fmt, output, max_rows, err)
+        write(result, fmt, output, max_rows, err, units=units, title_columns=True)
+        if result.num_rows == 0 and values.get("include_first_last") is False:
+            err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
+                      "(profilers cut them short): --param include_first_last=true keeps them",
+                      highlight=False, markup=False)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
     finally:
@@ -282,11 +385,16 @@ def _parse_params(specs: list[str]) -> dict[str, str]:
 
 @app.command()
 def sql(
-    statement: Annotated[str, typer.Argument(help="One SQL query over the views")],
+    statement: Annotated[Optional[str], typer.Argument(
+        help="One SQL query over the views", show_default=False)] = None,
+    file: Annotated[Optional[Path], typer.Option(
+        "--file", help="Read the query from this file (-f is --format, as everywhere)",
+        dir_okay=False)] = None,
     db: DbOption = None,
-    fmt: FormatOption = Format.table,
+    fmt: FormatOption = None,
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
+    units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
 ) -> None:
     """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse.
@@ -295,44 +403,144 @@ def sql(
 
     Example:
 
+    \b
         tracewh sql "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
+        tracewh sql --file busy.sql --format csv
     """
     import duckdb
 
     from .guard import check_query, lock_down, parse_one_statement, warehouse_relations
+    from .mistakes import duckdb_message
 
+    if (statement is None) == (file is None):
+        _fail("give the query as an argument or as --file FILE.sql (one of the two)")
     con = None
     try:
+        if file is not None:
+            try:
+                statement = file.read_text()
+            except OSError as exc:
+                raise TracewhError(f"{file}: cannot read: {exc.strerror or exc}") from None
         parse_one_statement(statement)  # refuse what cannot be checked before opening anything
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         check_query(statement, *warehouse_relations(con))
         lock_down(con)
         result = query_arrow(con, statement)
-        write(result, fmt, output, max_rows, err)
+        write(result, fmt, output, max_rows, err, units=units)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
     except duckdb.Error as exc:
-        _fail(str(exc).splitlines()[0])
+        _fail(duckdb_message(exc))
     finally:
         if con is not None:
             con.close()
 
 
 @app.command()
-def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None,
-         wait: WaitOption = 60.0) -> None:
-    """List the runs in the warehouse, with their ranks and sources."""
+def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = None,
+         units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
+    """List the runs in the warehouse: when and how long, ranks present against the world
+    size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
+    with _reading(db, wait) as con:
+        result = run_context(con)
+        write(result, fmt, output, 10_000, err, units=units)
+        if chosen_format(fmt, output) is Format.table:
+            _print_run_notes(result)
+
+
+def run_context(con, run_ids: list[str] | None = None) -> Rows:
+    """sql/run_context.sql: one row per run (of `run_ids`, when given)."""
+    from .resources import sql_dir
+
+    context = Rows.of_relation(con.sql((sql_dir() / "run_context.sql").read_text()))
+    if run_ids is not None:
+        context.rows = [row for row in context.rows if row[0] in run_ids]
+    return context
+
+
+def _print_run_notes(context, advice: str = "") -> None:
+    """What looks wrong with a run, whole, whatever the terminal's width."""
+    for run_id, note in zip(context.column("run_id"), context.column("note")):
+        if note:
+            err.print(f"run {run_id!r}: {note}{advice if 'overlap' in note else ''}",
+                      highlight=False, markup=False)
+
+
+@app.command()
+def views(
+    name: Annotated[Optional[str], typer.Argument(
+        help="A view: print its columns, their types and what they mean", show_default=False)] = None,
+    db: DbOption = None,
+    fmt: FormatOption = None,
+    output: OutputOption = None,
+) -> None:
+    """List the views SQL and metrics read, or one view's documented columns (sql/views).
+
+    Example:
+
+    \b
+        tracewh views
+        tracewh views nccl_ops
+    """
+    from .viewdocs import column_docs, find_view, view_files, view_summary
+
+    con = None
     try:
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
-        result = query_arrow(con,
-            "SELECT r.run_id, r.world_size AS ranks, r.sources, "
-            "(SELECT count(*) FROM kernels k WHERE k.run_id = r.run_id) AS kernels, "
-            "(SELECT count(*) FROM nccl_ops n WHERE n.run_id = r.run_id) AS nccl_ops, "
-            "(SELECT string_agg(DISTINCT s.format, ', ') FROM sources s WHERE s.run_id = r.run_id) AS formats "
-            "FROM runs r ORDER BY r.run_id")
-        write(result, fmt, output, 10_000, err)
+        if name is None:
+            files = view_files()
+            table = Rows(["view", "what it holds"], [False, False],
+                         [(view, view_summary(path)) for view, path in files.items()], len(files))
+        else:
+            path = find_view(name)
+            given = _db(db)
+            # the types come from a warehouse: this one, or an empty one in memory
+            con = connect(given, read_only=True) if given.exists() else connect(":memory:")
+            described = con.execute(f"DESCRIBE {name.lower()}").fetchall()  # a known view name
+            columns = [(column, "ENUM" if str(kind).startswith("ENUM(") else str(kind))
+                       for column, kind, *_ in described]  # an ENUM lists every name it holds
+            docs = column_docs(path, [c for c, _ in columns])
+            table = Rows(["column", "type", "meaning"], [False] * 3,
+                         [(c, kind, docs.get(c, "")) for c, kind in columns], len(columns))
+        write(table, fmt, output, 10_000, err)
     except TracewhError as exc:
         _fail(str(exc))
+    finally:
+        if con is not None:
+            con.close()
+
+
+@app.command()
+def summary(
+    db: DbOption = None,
+    run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
+    wait: WaitOption = 60.0,
+) -> None:
+    """One screen per run: what it is, step time, where GPU time goes, overlap, the straggler,
+    the top kernels, and what to run next; each number names the metric it came from.
+
+    Example:
+
+    \b
+        tracewh summary --run dp4 --db job.duckdb
+    """
+    from rich.console import Console
+
+    from .guard import lock_down
+    from .mistakes import check_params
+    from .summary import print_summary, summarize_run
+
+    with _reading(db, wait) as con:
+        for name in run or []:
+            check_params(con, "summary", {"run": name})
+        context = run_context(con, run)
+        lock_down(con)
+        if not context.rows:
+            raise TracewhError("the warehouse holds no runs: 'tracewh ingest PATH' first")
+        out = Console()
+        for i, row in enumerate(context.rows):
+            if i:
+                out.print()
+            print_summary(summarize_run(con, row[0], dict(zip(context.columns, row))), out)
 
 
 @app.command()
@@ -346,6 +554,7 @@ def remove(
 
     Example:
 
+    \b
         tracewh remove --run param/dlrm_kineto
     """
     from .ingest import remove_source
@@ -397,6 +606,7 @@ def export(
 
     Example:
 
+    \b
         tracewh export lake/ --db job.duckdb
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
         tracewh export pair.trace.json --format chrome-trace --run before --run after
@@ -414,7 +624,15 @@ def export(
                       f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
                       highlight=False, markup=False)
             return
-        runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+        known = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+        series_ids = [s for (s,) in con.execute("SELECT DISTINCT series_id FROM series").fetchall()]
+        for name in run or []:
+            if name not in known and name not in series_ids:
+                from .mistakes import did_you_mean
+
+                _fail(f"no run {name!r} in the warehouse{did_you_mean(name, known + series_ids)}"
+                      " (nor a series of the series view) - see 'tracewh runs'")
+        runs = run or known
         if out.suffix == ".json":  # one file: the runs given, side by side (one when none given)
             if not run and len(runs) != 1:
                 _fail("a single .json file holds the runs given with --run (repeat it to see runs "
@@ -441,6 +659,7 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
 
     Example:
 
+    \b
         tracewh check --db job.duckdb
     """
     from .check import check_warehouse
@@ -478,7 +697,8 @@ def shell(
         connect(path, read_only=True).close()  # create/upgrade views before the shell sees them
     except TracewhError as exc:
         _fail(str(exc))
-    duckdb_cli = shutil.which("duckdb")
+    # on PATH, else beside this Python: tracewh's own environment, not activated
+    duckdb_cli = shutil.which("duckdb") or shutil.which("duckdb", path=str(Path(sys.executable).parent))
     if duckdb_cli is None:
         _fail("the DuckDB shell is not on PATH - install it with 'pip install duckdb-cli' "
               "(1.4 or newer reads tracewh warehouses)")
@@ -500,6 +720,9 @@ def report(
     second_axis: Annotated[str, typer.Option(
         help="Second axis of the phase figure, from the throughput metric: auto, tokens, "
              "samples or none")] = "auto",
+    param: Annotated[Optional[list[str]], typer.Option(
+        "--param", "-p", help="NAME=VALUE for every metric that takes it (phases, "
+        "step_pattern, runs, include_first_last, ...); repeatable")] = None,
     wait: WaitOption = 60.0,
 ) -> None:
     """Write an offline HTML report (figures drawn from the metrics) and each figure as a file.
@@ -510,6 +733,7 @@ def report(
 
     Example:
 
+    \b
         tracewh report --db job.duckdb --out report/ --size 5x3 --formats png,svg,eps
     """
     from .report import build_report, parse_formats, parse_size, print_summary
@@ -517,9 +741,11 @@ def report(
     con = None
     try:
         figure_size, figure_formats = parse_size(size), parse_formats(formats)
+        params = _parse_params(param or [])
         con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
         result = build_report(con, out, runs=run, size=figure_size, formats=figure_formats,
-                              dpi=dpi, second_axis=second_axis, db_label=str(_db(db)))
+                              dpi=dpi, second_axis=second_axis, db_label=str(_db(db)),
+                              params=params)
     except TracewhError as exc:
         _fail(str(exc))
     finally:
@@ -555,8 +781,9 @@ def diff(
         help="Also print breakdown_diff's side-by-side table (table and markdown formats)")
     ] = False,
     db: DbOption = None,
-    fmt: FormatOption = Format.table,
+    fmt: FormatOption = None,
     output: OutputOption = None,
+    units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
 ) -> None:
     """What changed between two runs: breakdown_diff's sentence, then run_diff's top changes.
@@ -567,6 +794,7 @@ def diff(
 
     Example:
 
+    \b
         tracewh diff baseline upgraded --level kernel --short-names
     """
     from .guard import lock_down
@@ -597,33 +825,30 @@ def diff(
             con.close()
     sentence = summary.column("sentence").to_pylist()[0] if summary.num_rows else None
     sentence = f"{base} -> {test}: {sentence or 'nothing to compare'}"
+    fmt = chosen_format(fmt, output)
     if fmt in (Format.table, Format.markdown) and output is None:
         print(sentence)
         if breakdown:
-            write(summary, fmt, None, summary.num_rows, err)
+            write(summary, fmt, None, summary.num_rows, err, units=units, title_columns=True)
     else:
         err.print(sentence, highlight=False, soft_wrap=True, markup=False)
-    write(changes, fmt, output, max_rows, err)
+    write(changes, fmt, output, max_rows, err, units=units, title_columns=True)
 
 
 @metrics_app.command("list")
-def metrics_list(fmt: FormatOption = Format.table, output: OutputOption = None) -> None:
+def metrics_list(fmt: FormatOption = None, output: OutputOption = None) -> None:
     """List every metric with its version and summary."""
-    import pyarrow as pa
-
     from .metrics import list_metrics
 
     try:
-        found = list_metrics()
+        found = list_metrics(check=False)  # headers only: 'tracewh metrics check' parses queries
     except TracewhError as exc:
         _fail(str(exc))
-    table = pa.table({
-        "metric": [m.name for m in found],
-        "version": [m.version for m in found],
-        "grain": [m.grain for m in found],
-        "params": [", ".join(p.name for p in m.params) for m in found],
-        "summary": [m.summary for m in found],
-    })
+    # least useful last: a narrow terminal leaves those out first
+    table = Rows(["metric", "version", "summary", "params", "grain"],
+                 [False, True, False, False, False],
+                 [(m.name, m.version, m.summary, ", ".join(p.name for p in m.params),
+                   ", ".join(m.grain)) for m in found], len(found))
     write(table, fmt, output, 10_000, err)
 
 
@@ -654,6 +879,7 @@ def metrics_transpile(
 
     Example:
 
+    \b
         tracewh metrics transpile temporal_breakdown --dialect spark --param rank=0
     """
     from .metrics import find_metric

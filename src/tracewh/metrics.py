@@ -27,15 +27,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-import pyarrow as pa
-import sqlglot
-from sqlglot import exp
-from sqlglot.tokens import TokenType
+from typing import TYPE_CHECKING
 
 from .errors import TracewhError
 from .resources import sql_dir
-from .warehouse import public_view_names
+
+if TYPE_CHECKING:  # loaded where a query is checked or run: 'metrics list' reads headers only
+    import duckdb
+    import pyarrow as pa
+    from sqlglot import exp
 
 REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params")
 OPTIONAL_KEYS = ("unit", "see")
@@ -45,8 +45,6 @@ _PARAM = re.compile(
     r"^(?P<name>[a-z_][a-z0-9_]*)\s*\(\s*(?P<type>\w+)\s*"
     r"(?:,\s*(?:(?P<optional>optional)|default\s+(?P<default>.+?)))?\s*\)$"
 )
-# Statements and expressions a read-only query never contains (shared with `tracewh sql`).
-from .guard import FORBIDDEN_NODES as _FORBIDDEN  # noqa: E402
 
 LOCK_NAME = "metrics.lock"
 LOCK_HEADER = """\
@@ -159,8 +157,9 @@ def _split_top_level(text: str) -> list[str]:
 
 # --- loading and checking a file ------------------------------------------------------------
 
-def load_metric(path: str | Path) -> Metric:
-    """Read and check one metric file; MetricError says `FILE:LINE: what is wrong`."""
+def load_metric(path: str | Path, check: bool = True) -> Metric:
+    """Read and check one metric file; MetricError says `FILE:LINE: what is wrong`. Without
+    `check`, the query is not parsed (sqlglot): the header is all a listing needs."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -188,7 +187,8 @@ def load_metric(path: str | Path) -> Metric:
     body = "".join(text.splitlines(keepends=True)[body_line - 1:])
     if not body.strip():
         raise MetricError(f"{path}:{body_line}: no query after the header")
-    _check_query(path, text, body_line, {p.name for p in params}, params_line)
+    if check:
+        _check_query(path, text, body_line, {p.name for p in params}, params_line)
     return Metric(
         name=name,
         version=int(raw_version),
@@ -223,6 +223,13 @@ def _read_header(path: Path, text: str) -> tuple[dict[str, tuple[str, int]], int
 
 def _check_query(path: Path, text: str, body_line: int, declared: set[str], params_line: int):
     """One read-only query over public views and its own CTEs, using exactly the declared params."""
+    import sqlglot
+    from sqlglot import exp
+
+    # statements and expressions a read-only query never contains (shared with `tracewh sql`)
+    from .guard import FORBIDDEN_NODES as _FORBIDDEN
+    from .warehouse import public_view_names
+
     try:
         statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
     except sqlglot.errors.ParseError as exc:
@@ -267,6 +274,8 @@ def _check_query(path: Path, text: str, body_line: int, declared: set[str], para
 
 
 def _check_table(path, text, body_line, table: exp.Table, public: set[str], ctes: set[str]):
+    from sqlglot import exp
+
     source = table.this
     line = _line_of(source, text, body_line)
     if not isinstance(source, exp.Identifier):
@@ -285,6 +294,8 @@ def _check_table(path, text, body_line, table: exp.Table, public: set[str], ctes
 
 def _line_of(node: exp.Expression, text: str, default: int) -> int:
     """The file line of a node: from sqlglot's token positions, else where its name appears."""
+    from sqlglot import exp
+
     for candidate in (node, *node.find_all(exp.Identifier, exp.Literal)):
         line = candidate.meta.get("line") if candidate.meta else None
         if line:
@@ -298,6 +309,9 @@ def _line_of(node: exp.Expression, text: str, default: int) -> int:
 
 def _statement_lines(text: str) -> list[int]:
     """The line each statement of `text` starts on."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
     try:
         tokens = sqlglot.tokenize(text, read="duckdb")
     except sqlglot.errors.TokenError:
@@ -314,6 +328,9 @@ def _statement_lines(text: str) -> list[int]:
 
 def _strip_terminator(body: str) -> str:
     """The body without its final `;`; comments after it stay (wrapped_sql adds a newline)."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
     tokens = sqlglot.tokenize(body, read="duckdb")
     if tokens and tokens[-1].token_type == TokenType.SEMICOLON:
         cut = tokens[-1].start
@@ -336,14 +353,18 @@ def find_metric(name_or_path: str | Path, sql_root: str | Path | None = None) ->
         return load_metric(candidate)
     path = metrics_dir(sql_root) / f"{name_or_path}.sql"
     if not path.is_file():
-        raise MetricError(f"unknown metric {str(name_or_path)!r} - "
+        from .mistakes import did_you_mean
+
+        known = [p.stem for p in metrics_dir(sql_root).glob("*.sql")]
+        raise MetricError(f"unknown metric {str(name_or_path)!r}"
+                          f"{did_you_mean(str(name_or_path), known)} - "
                           "'tracewh metrics list' shows the metrics there are")
     return load_metric(path)
 
 
-def list_metrics(sql_root: str | Path | None = None) -> list[Metric]:
+def list_metrics(sql_root: str | Path | None = None, check: bool = True) -> list[Metric]:
     """Every metric of sql/metrics, by name; the first bad file raises MetricError."""
-    return [load_metric(path) for path in sorted(metrics_dir(sql_root).glob("*.sql"))]
+    return [load_metric(path, check) for path in sorted(metrics_dir(sql_root).glob("*.sql"))]
 
 
 # --- running --------------------------------------------------------------------------------
@@ -384,6 +405,8 @@ def wrapped_sql(metric: Metric) -> str:
 def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
                params: dict[str, object] | None = None) -> pa.Table:
     """Run `metric` on `con` with `params` (strings, as typed on the command line)."""
+    import duckdb
+
     values = bind_values(metric, params)
     try:
         for name, value in values.items():
@@ -396,8 +419,10 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
         # duckdb >= 1.5 names it to_arrow_table(); 1.4's arrow() returns the Table itself.
         return result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.arrow()
     except duckdb.Error as exc:
+        from .mistakes import duckdb_message
+
         raise MetricError(f"{metric.name} v{metric.version} ({metric.path}) failed: "
-                          f"{str(exc).splitlines()[0]}") from None
+                          f"{duckdb_message(exc)}") from None
     finally:
         for name in values:
             con.execute(f'RESET VARIABLE "{name}"')

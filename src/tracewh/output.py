@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal
 from enum import Enum
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-if TYPE_CHECKING:  # polars and pyarrow load only when there is a result to write
+if TYPE_CHECKING:  # rich, polars and pyarrow load only when there is a result to write
     import polars as pl
     import pyarrow as pa
+    from rich.console import Console
 
 
 class Format(str, Enum):
@@ -24,18 +25,86 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
-def write(result: pa.Table, fmt: Format, output: Path | None, max_rows: int,
-          err: Console) -> None:
+class Units(str, Enum):
+    """Time unit of the table's `*_ns` columns, as `nsys stats --timeunit`; auto: per cell."""
+    auto = "auto"
+    ns = "ns"
+    us = "us"
+    ms = "ms"
+    s = "s"
+
+
+_EXTENSIONS = {".csv": Format.csv, ".json": Format.json, ".parquet": Format.parquet,
+               ".md": Format.markdown}
+_SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+_EPOCH_NS = 10**17  # a *_ns value above this is a moment (1973 or later), not a duration
+_TEXT_WIDTH = 48    # a long kernel name takes no more than this of the room numbers need
+
+
+def chosen_format(fmt: Format | None, output: Path | None) -> Format:
+    """--format when given, else what -o's extension says, else a table (Markdown in a file)."""
+    if fmt is not None:
+        return fmt
+    return _EXTENSIONS.get(output.suffix.lower(), Format.table) if output else Format.table
+
+
+_NUMERIC_TYPES = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                  "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL"}
+
+
+@dataclass
+class Rows:
+    """A result as Python values: a terminal table needs neither pyarrow nor polars, which take
+    longer to load than a small command takes to run (bench/startup.py)."""
+
+    columns: list[str]
+    numeric: list[bool]
+    rows: list[tuple]
+    total: int  # rows in the whole result; `rows` may hold only the first ones
+
+    @classmethod
+    def of_arrow(cls, table: pa.Table, limit: int | None = None) -> Rows:
+        import pyarrow as pa
+
+        head = table.slice(0, limit) if limit is not None else table
+        numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+                   for t in table.schema.types]
+        return cls(table.column_names, numeric,
+                   list(zip(*(column.to_pylist() for column in head.columns))), table.num_rows)
+
+    @classmethod
+    def of_relation(cls, relation) -> Rows:
+        """All rows of a DuckDB relation (a small one: runs, a catalogue)."""
+        rows = relation.fetchall()
+        numeric = [str(t).split("(")[0] in _NUMERIC_TYPES for t in relation.types]
+        return cls(list(relation.columns), numeric, rows, len(rows))
+
+    def column(self, name: str) -> list:
+        at = self.columns.index(name)
+        return [row[at] for row in self.rows]
+
+    def to_arrow(self) -> pa.Table:
+        import pyarrow as pa
+
+        return pa.table({name: self.column(name) for name in self.columns})
+
+
+def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_rows: int,
+          err: Console, *, units: Units = Units.auto, title_columns: bool = False) -> None:
+    """`title_columns`: the first two columns are a metric's name and version, the same on every
+    row; a terminal table says them once, as its title."""
+    fmt = chosen_format(fmt, output)
+    if fmt is Format.table and output is None:
+        rows = result if isinstance(result, Rows) else Rows.of_arrow(result, max_rows)
+        _print_table(rows, max_rows, err, units, title_columns)
+        return
     import polars as pl
 
-    frame = pl.from_arrow(result)
+    frame = pl.from_arrow(result.to_arrow() if isinstance(result, Rows) else result)
     if fmt is Format.parquet:
         if output is None:
             raise ValueError("--format parquet needs --output FILE")
         frame.write_parquet(output)
-        return
-    if fmt is Format.table and output is None:
-        _print_table(frame, max_rows, err)
         return
     frame = _flatten_nested(frame)
     text = {
@@ -77,29 +146,125 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|")
 
 
-def _print_table(frame: pl.DataFrame, max_rows: int, err: Console) -> None:
+# --- the terminal table ----------------------------------------------------------------------
+
+def number(value) -> str:
+    """A number as people read it: separators, no exponent, two decimals at most."""
+    if isinstance(value, Decimal):
+        value = int(value) if value == value.to_integral_value() else float(value)
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if value != value or value in (float("inf"), float("-inf")):
+        return str(value)
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
+
+
+def duration(value, units: Units) -> str:
+    """A `*_ns` value: a moment as UTC time, a duration in `units` (auto: 14.46 ms)."""
+    if value is None:
+        return ""
+    value = float(value) if isinstance(value, Decimal) else value
+    if abs(value) >= _EPOCH_NS:
+        moment = datetime.fromtimestamp(int(value) // 10**9, timezone.utc)
+        return f"{moment:%Y-%m-%d %H:%M:%S}.{int(value) % 10**9:09d}"
+    if units is Units.ns:
+        return number(value)
+    if units is not Units.auto:
+        return number(value / _SCALE[units.value])
+    for unit in ("s", "ms", "us"):
+        if abs(value) >= _SCALE[unit]:
+            return f"{value / _SCALE[unit]:,.2f} {unit}"
+    return f"{number(value)} ns"
+
+
+def _header(name: str, is_time: bool, units: Units) -> str:
+    if not is_time or units is Units.ns:
+        return name
+    return name[:-3] if units is Units.auto else f"{name[:-3]} ({units.value})"
+
+
+def _print_table(result: Rows, max_rows: int, err: Console, units: Units,
+                 title_columns: bool) -> None:
+    from rich.console import Console
     from rich.table import Table
     from rich.text import Text  # data is text, never markup: "[layer 1]" must print as written
 
     out = Console()
     if not out.is_terminal:  # piped or in make: no terminal width to fit, so do not squeeze
         out = Console(width=100_000)
-    title = None
-    if frame.columns[:2] == ["metric", "version"] and frame.height:
-        # a metric's name and version are the same on every row: say them once, as the title
-        title = f"{frame['metric'][0]} v{frame['version'][0]}"
-        frame = frame.drop("metric", "version")
+    title, first = None, 0
+    if title_columns and result.columns[:2] == ["metric", "version"]:
+        if result.rows:
+            title = f"{result.rows[0][0]} v{result.rows[0][1]}"
+        first = 2
+    shown = result.rows[:max_rows]
+    columns = []  # (header, cells, numeric)
+    for at in range(first, len(result.columns)):
+        name, numeric = result.columns[at], result.numeric[at]
+        is_time = numeric and name.endswith("_ns")
+        values = [row[at] for row in shown]
+        if is_time:
+            cells = [duration(v, units) for v in values]
+        elif numeric:
+            cells = [number(v) for v in values]
+        else:
+            cells = ["" if v is None else str(v) for v in values]
+        columns.append((_header(name, is_time, units), cells, numeric))
+    widths, dropped = fit_columns(
+        [(len(h), max((len(c) for c in cells), default=0), numeric)
+         for h, cells, numeric in columns], out.width)
     table = Table(show_lines=False, header_style="bold", title=title and Text(title),
                   title_justify="left")
-    for column in frame.columns:
-        numeric = frame.schema[column].is_numeric()
-        # long kernel names would wrap every row into a tower: cut them, the full text is
-        # one --format csv away
-        table.add_column(Text(column), justify="right" if numeric else "left", no_wrap=True,
-                         overflow="ellipsis", max_width=None if numeric else 48)
-    for row in frame.head(max_rows).iter_rows():
-        table.add_row(*(Text(_cell(v)) for v in row))
+    kept = [(column, width) for column, width in zip(columns, widths) if width is not None]
+    for (header, _, numeric), width in kept:
+        # a number is never cut (it would read as another number); text is cut with an ellipsis
+        table.add_column(Text(header), justify="right" if numeric else "left", no_wrap=True,
+                         overflow="ellipsis", width=width)
+    for i in range(len(shown)):
+        table.add_row(*(Text(cells[i]) for (_, cells, _), _ in kept))
     out.print(table)
-    if frame.height > max_rows:
-        err.print(f"({frame.height - max_rows:,} more rows; see them all with --format csv "
-                  f"--output FILE, or raise --max-rows)")
+    if dropped:
+        err.print(f"(left out to fit {out.width} columns: "
+                  f"{', '.join(columns[i][0] for i in dropped)}; all with --format csv)",
+                  highlight=False, markup=False)
+    if result.total > max_rows:
+        err.print(f"({result.total - max_rows:,} more rows: raise --max-rows, "
+                  f"or --format csv -o FILE)", highlight=False, markup=False)
+    if result.total == 0:
+        err.print("(no rows)", highlight=False, markup=False)
+
+
+def fit_columns(columns: list[tuple[int, int, bool]], room: int) -> tuple[list, list[int]]:
+    """Widths for (header width, widest cell, numeric) columns within `room` characters, and
+    the columns left out. A number keeps its full width; text shrinks to 48 characters, then to
+    20 (or its header). When even that does not fit, columns are left out, the least telling
+    first: text after the first text column that follows the first two (a name's short form,
+    a kind), then numbers from the right (the headline figures come first, min/max/stddev
+    last), then the rest; the first two (what a row is about) stay."""
+    full = [max(h, c) for h, c, _ in columns]
+    least = [w if numeric else min(w, max(h, 20)) for w, (h, _, numeric) in zip(full, columns)]
+    widths = [w if numeric else min(w, _TEXT_WIDTH) for w, (_, _, numeric) in zip(full, columns)]
+    kept = list(range(len(columns)))
+
+    def needed(sizes):  # rich's box: a bar before each column and at the end, a space either side
+        return sum(sizes[i] for i in kept) + 3 * len(kept) + 1
+
+    texts = [i for i in kept[2:] if not columns[i][2]]
+    order = (texts[:0:-1] + [i for i in reversed(kept[2:]) if columns[i][2]] + texts[:1]
+             + list(reversed(kept[:2])))
+    while len(kept) > 1 and needed(least) > room:  # the first column always stays
+        kept.remove(order.pop(0))
+    for i in sorted(kept, key=lambda i: -widths[i]):  # the widest text gives way first
+        if needed(widths) > room and not columns[i][2]:
+            widths[i] = max(least[i], widths[i] - (needed(widths) - room))
+    for i in kept:  # room to spare after leaving columns out: cut text less
+        if not columns[i][2] and needed(widths) < room:
+            widths[i] = min(full[i], widths[i] + room - needed(widths))
+    dropped = [i for i in range(len(columns)) if i not in kept]
+    return [widths[i] if i in kept else None for i in range(len(columns))], dropped

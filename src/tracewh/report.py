@@ -50,7 +50,7 @@ from typing import Callable, Iterable
 
 from . import __version__
 from .errors import TracewhError
-from .metrics import MetricError, find_metric, run_metric
+from .metrics import MetricError, find_metric, list_metrics, run_metric
 from .warehouse import query_arrow
 
 FORMATS = ("png", "svg", "eps")
@@ -183,14 +183,19 @@ def parse_formats(text: str) -> tuple[str, ...]:
 class _Metrics:
     """run_metric with its provenance; metric files are loaded once."""
 
-    def __init__(self, con):
+    def __init__(self, con, given: dict[str, str] | None = None):
         self.con = con
         self._loaded: dict[str, object] = {}
+        # --param NAME=VALUE: to every metric declaring NAME, over the figure's own value
+        # (run and rank stay the figure's: --run chooses the runs)
+        self.given = {k: v for k, v in (given or {}).items() if k not in ("run", "rank")}
 
     def run(self, name: str, **params) -> tuple[list[dict], MetricUse]:
         if name not in self._loaded:
             self._loaded[name] = find_metric(name)
         metric = self._loaded[name]
+        declared = {p.name for p in metric.params}
+        params = {**params, **{k: v for k, v in self.given.items() if k in declared}}
         params = {k: v for k, v in params.items() if v is not None}
         rows = run_metric(self.con, metric, params).to_pylist()
         return rows, MetricUse(metric.name, metric.version, params)
@@ -251,9 +256,36 @@ def _outside_legend(fig, ax, ncols: int | None = None, title: str | None = None,
     pairs = sorted(zip(handles, labels),  # stable: entries named in `last` move to the end
                    key=lambda pair: any(pair[1].startswith(prefix) for prefix in last))
     handles, labels = [h for h, _ in pairs], [lab for _, lab in pairs]
-    ncols = ncols or min(len(labels), 5)
+    # as many columns as the figure's width holds, each as wide as the widest label plus its
+    # handle and spacing (ten runs' legend was cut off); a label longer than a whole line is
+    # cut in the middle, where run names of a sweep differ least
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    size = FontProperties(size=rcParams["legend.fontsize"]).get_size_in_points()
+    width, extra = fig.get_figwidth() * 72 - 2 * size, 3.4 * size  # handle, gap, padding
+
+    def points(text: str) -> float:
+        return TextPath((0, 0), text, size=size).get_extents().width
+
+    most = max(len(label) for label in labels)
+    while most > 8 and max(points(_fit_label(lab, most)) for lab in labels) + extra > width:
+        most -= 4
+    labels = [_fit_label(label, most) for label in labels]
+    fits = max(1, int(width // (max(points(label) for label in labels) + extra)))
+    ncols = min(ncols or min(len(labels), 5), fits)
     fig.legend(handles, labels, loc="outside upper center", ncols=ncols, frameon=False,
                title=title, handlelength=1.2, columnspacing=1.0)
+
+
+def _fit_label(text: str, most: int) -> str:
+    """`text` in at most `most` characters, cut in the middle: a sweep's run names share
+    their start and differ at the end (fsdp_8nodes_seq1024, fsdp_8nodes_seq2048)."""
+    if len(text) <= most:
+        return text
+    head = (most - 1) // 2
+    return text[:head] + "…" + text[len(text) - (most - 1 - head):]
 
 
 def _rank_labels(ranks: list, marked: set | None = None) -> list[str]:
@@ -320,19 +352,21 @@ def _scaling_rows(ctx: _Context, item: Item) -> list[dict]:
     return rows
 
 
-def _run_label(row: dict) -> str:
-    label = row["run_id"]
+def _run_label(row: dict, one_line: bool = False) -> str:
+    """A run's name with its label and step time; on one line, the name cut to 24 characters,
+    for figures with many runs (two-line labels of ten runs overlapped)."""
+    label = _fit_label(row["run_id"], 24) if one_line else row["run_id"]
     extra = [row["label"]] if row.get("label") else []
     if row.get("step_ns"):
         extra.append(f"{_fmt_ns(row['step_ns'])}/step")
-    return f"{label}\n({', '.join(extra)})" if extra else label
+    return f"{label}{' ' if one_line else chr(10)}({', '.join(extra)})" if extra else label
 
 
 def fig_breakdown_runs(ctx: _Context, item: Item):
     rows = _scaling_rows(ctx, item)
     fig = _figure(ctx.options)
     ax = fig.add_subplot()
-    _stacked_parts(ax, [_run_label(r) for r in rows], rows)
+    _stacked_parts(ax, [_run_label(r, one_line=len(rows) > 4) for r in rows], rows)
     ax.set_title("GPU time per run (summed over its ranks)")
     _outside_legend(fig, ax)
     item.caption = ("The temporal breakdown of every rank summed over the run's ranks, as a "
@@ -907,8 +941,10 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
                  size: tuple[float, float] = DEFAULT_SIZE,
                  formats: Iterable[str] = DEFAULT_FORMATS, dpi: int = DEFAULT_DPI,
                  second_axis: str = "auto", db_label: str = "",
-                 on_item: Callable[[Item], None] | None = None) -> Report:
-    """Draw every figure from metric results into `out` and write `out/index.html`."""
+                 on_item: Callable[[Item], None] | None = None,
+                 params: dict[str, str] | None = None) -> Report:
+    """Draw every figure from metric results into `out` and write `out/index.html`; `params`
+    go to every metric that declares them (phases, step_pattern, runs, ...)."""
     import matplotlib
 
     started = time.perf_counter()
@@ -919,6 +955,9 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
     if bad:
         raise ReportError(f"unknown figure format(s) {', '.join(bad)}: choose from "
                           f"{', '.join(FORMATS)}")
+    unknown = sorted(set(params or {}) - {p.name for m in list_metrics() for p in m.params})
+    if unknown:
+        raise ReportError(f"--param {unknown[0]}: no metric of the report takes it")
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -936,7 +975,7 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
                               f"(runs: {', '.join(known) or 'none'})")
     else:
         runs = known
-    ctx = _Context(_Metrics(con), options, runs)
+    ctx = _Context(_Metrics(con, params), options, runs)
 
     items: list[Item] = []
     with matplotlib.rc_context(_RC):
@@ -1092,8 +1131,21 @@ def _item_html(item: Item) -> str:
 
 
 def print_summary(report: Report, stream=None) -> None:
+    """One line per figure and reason left out, naming the runs it applies to (19 runs with
+    the same five figures left out are five lines, not 95)."""
     stream = stream or sys.stderr
+    grouped: dict[tuple[str, str], list[str]] = {}
     for item in report.skipped:
-        print(f"left out {item.title}: {item.skipped}", file=stream)
+        title = item.title.removesuffix(f": {item.run_id}") if item.run_id else item.title
+        reason = item.skipped.replace(item.run_id, "RUN") if item.run_id else item.skipped
+        grouped.setdefault((title, reason), []).append(item.run_id)
+    for (title, reason), runs in grouped.items():
+        named = [r for r in runs if r]
+        where = ""
+        if len(named) == 1:
+            where = f" ({named[0]})"
+        elif named:
+            where = f" ({len(named)} runs: {', '.join(named[:3])}{', ...' if len(named) > 3 else ''})"
+        print(f"left out {title}{where}: {reason}", file=stream)
     print(f"wrote {report.index}: {len(report.figures)} figure(s), {len(report.skipped)} left "
           f"out, in {report.seconds:.1f} s", file=stream)

@@ -33,6 +33,7 @@ class FileResult:
     bytes: int = 0
     seconds: float = 0.0
     message: str = ""
+    warnings: tuple[str, ...] = ()  # stored in sources.warnings, and printed
 
 
 def sha256_of(path: Path) -> str:
@@ -71,6 +72,7 @@ def ingest_paths(
     log_options: dict | None = None,
     on_file: Callable[[FileResult], None] | None = None,
     on_start: Callable[[list[Candidate]], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> list[FileResult]:
     """Ingest every trace under `paths`; a bad file is reported and the others still load.
 
@@ -80,7 +82,9 @@ def ingest_paths(
     work is DuckDB's (the nsys reader's, the JSON reader's, the mapping SQL), which runs without
     the GIL, so the threads use every core.
     """
-    candidates, errors = discover(paths, run)
+    candidates, errors, notes = discover(paths, run, rank_rules)
+    for note in notes:  # what was passed over or grouped apart, and why
+        on_note and on_note(note)
     for path in series or []:  # named one by one: a .csv could be anything
         if not path.is_file():
             errors.append(IngestError(path, "no such file"))
@@ -280,6 +284,7 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
         facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
     facts.warnings += config_warnings
     derive(con, file_id)
+    prepared.result.warnings = tuple(facts.warnings)
     rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
     con.execute(
         "INSERT INTO store.sources (file_id, run_id, path, sha256, format, tool_version, "

@@ -46,10 +46,14 @@ def file_format(path: Path) -> str | None:
     return None
 
 
-def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate], list[IngestError]]:
-    """Files to ingest (directories searched recursively, in path order) and paths that fail."""
+def discover(paths: list[Path], run: str | None = None,
+             rules: list[RankRule] | None = None,
+             ) -> tuple[list[Candidate], list[IngestError], list[str]]:
+    """Files to ingest (directories searched recursively, in natural path order: node2 before
+    node10), paths that fail, and notes on what was passed over or grouped and why."""
     found: list[Candidate] = []
     errors: list[IngestError] = []
+    notes: list[str] = []
     for given in paths:
         try:
             given.stat()
@@ -61,8 +65,14 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
                                       "check the permissions of the file and its directories"))
             continue
         if given.is_dir():
-            files = sorted(p for p in _walk(given, errors) if p.is_file() and file_format(p))
+            files, passed_over = _traces_below(given, errors)
             root = given
+            if passed_over and files:
+                notes.append(f"{given}: passed over {_counted(passed_over)}")
+            if not files:
+                errors.append(IngestError(given, "no trace files in this folder",
+                                          "tracewh reads nsys .sqlite/.nsys-rep and Kineto "
+                                          ".json[.gz]" + _zip_hint(passed_over)))
         else:
             files = [given]
             root = given.parent
@@ -70,11 +80,114 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
             fmt = file_format(path)
             if fmt is None:
                 errors.append(IngestError(path, "not a known trace format",
-                                          "give .sqlite (nsys export), .nsys-rep or Kineto .json[.gz]"))
+                                          "give .sqlite (nsys export), .nsys-rep or Kineto "
+                                          ".json[.gz]" + _zip_hint([path])))
                 continue
             run_id, run_root = run_identity(path, root, run)
             found.append(Candidate(path.resolve(), fmt, run_id, run_root))
-    return found, errors
+    if run is None:
+        found = _apart_without_ranks(found, rules or [], notes)
+    return found, errors, notes
+
+
+def _traces_below(folder: Path, errors: list[IngestError]) -> tuple[list[Path], list[Path]]:
+    """The trace files below `folder`, and the files passed over: other formats and .json
+    files that are not profiler traces (a config.json beside the traces)."""
+    traces, passed_over = [], []
+    for path in sorted((p for p in _walk(folder, errors) if p.is_file()), key=natural_key):
+        fmt = file_format(path)
+        if fmt is None or fmt == KINETO_JSON and _json_head(path) is None:
+            passed_over.append(path)
+        else:
+            traces.append(path)
+    return traces, passed_over
+
+
+def natural_key(path: Path) -> list:
+    """Path order with numbers compared as numbers: node2 before node10."""
+    return [int(part) if part.isdigit() else part
+            for part in re.split(r"(\d+)", path.as_posix())]
+
+
+def _counted(paths: list[Path]) -> str:
+    """'3 .zip, 1 .json that is not a trace (config.json, ...)'."""
+    kinds: dict[str, list[Path]] = {}
+    for path in paths:
+        kind = ".json that is not a trace" if file_format(path) == KINETO_JSON else \
+            (path.suffix or path.name)
+        kinds.setdefault(kind, []).append(path)
+    return "; ".join(f"{len(group)} {kind} ({', '.join(p.name for p in group[:3])}"
+                     f"{', ...' if len(group) > 3 else ''})" for kind, group in kinds.items())
+
+
+def _zip_hint(paths: list[Path]) -> str:
+    if any(p.suffix.lower() == ".zip" for p in paths):
+        return ("; a .zip (nsys-jax archive) holds CSV and Parquet summaries, not the trace: "
+                "export its .nsys-rep with 'nsys export --type sqlite'")
+    return ""
+
+
+_HEAD_BYTES = 1 << 18
+_DIST_RANK = re.compile(rb'"distributedInfo"\s*:\s*\{[^}]*"rank"\s*:\s*(\d+)')
+
+
+def _json_head(path: Path) -> bytes | None:
+    """The start of a Kineto trace (up to its events), or None when the file is plain JSON that
+    is not a profiler trace (no "traceEvents" or "schemaVersion" near its start: a config.json).
+    An empty or damaged file is a trace gone wrong, for ingest to report."""
+    import zlib
+
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except OSError:
+        return b""  # ingest reports why it cannot be read
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, _HEAD_BYTES)
+        except zlib.error:
+            return b""  # ingest reports the bad gzip
+        if not head.lstrip().startswith(b"{"):
+            return b""  # gzip of something else: ingest reports it
+    if b'"traceEvents"' in head or b'"schemaVersion"' in head or not head.strip():
+        return head.split(b'"traceEvents"')[0]
+    return None
+
+
+def _apart_without_ranks(found: list[Candidate], rules: list[RankRule],
+                         notes: list[str]) -> list[Candidate]:
+    """Kineto traces that share a folder but say nothing of a rank (no distributedInfo.rank,
+    no rank<N> in the name, no --rank-map) are separate single-process captures (three models
+    profiled one after the other), not ranks of one job: each becomes its own run."""
+    def rankless(c: Candidate) -> bool:
+        if c.format != KINETO_JSON or rank_from_filename(c.path) is not None \
+                or rank_from_map(rules, c.path, None, True) is not None:
+            return False
+        head = _json_head(c.path)
+        return head is not None and _DIST_RANK.search(head) is None
+
+    per_run: dict[str, list[Candidate]] = {}
+    for c in found:
+        per_run.setdefault(c.run_id, []).append(c)
+    apart = {run_id: [c for c in group if rankless(c)] for run_id, group in per_run.items()
+             if len(group) > 1}
+    moved = {c.path: f"{c.run_id}/{_stem(c.path)}" for group in apart.values()
+             if len(group) > 1 for c in group}
+    for run_id, group in apart.items():
+        if len(group) > 1:
+            notes.append(f"run {run_id!r}: {len(group)} Kineto traces with no rank information "
+                         f"are taken as separate runs ({', '.join(moved[c.path] for c in group[:3])}"
+                         f"{', ...' if len(group) > 3 else ''}); to make them ranks of one job "
+                         "give --rank-map FILE_GLOB=RANK")
+    return [Candidate(c.path, c.format, moved[c.path], c.run_root) if c.path in moved else c
+            for c in found]
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".gz", ".json", ".trace", ".pt"):
+        name = name.removesuffix(suffix)
+    return name
 
 
 def discover_logs(paths: list[Path], run: str | None = None

@@ -1,0 +1,87 @@
+"""Mistakes named as such: parameter values checked against the warehouse before a metric
+runs (a run that is not in `runs`, a rank not in `ranks`, a window that ends before it starts,
+`bins=0` is a mistake, not a question whose answer is an empty table), the closest known name,
+and DuckDB's error with its hint."""
+
+from __future__ import annotations
+
+import difflib
+
+import duckdb
+
+from .errors import TracewhError
+
+_AT_LEAST_ONE = ("bins", "stages", "microbatches")  # counts: 0 leaves nothing to compute
+_AT_LEAST_ZERO = ("top",)                           # 0 means all
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """' - did you mean 'x'?' for the closest known name, or ''."""
+    close = [k for k in known if k.startswith(name)][:1] or \
+        difflib.get_close_matches(name, known, n=1, cutoff=0.6)  # a name cut short, or mistyped
+    return f" - did you mean {close[0]!r}?" if close else ""
+
+
+def check_params(con: duckdb.DuckDBPyConnection, metric_name: str,
+                 values: dict[str, object]) -> None:
+    """Raise TracewhError naming the first value that cannot be right for this warehouse."""
+    def fail(message: str) -> None:
+        raise TracewhError(f"{metric_name}: {message}")
+
+    runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+    asked = [values["run"]] if values.get("run") is not None else []
+    if values.get("runs") is not None:
+        asked += [r.strip() for r in str(values["runs"]).split(",") if r.strip()]
+    asked += [values[side] for side in ("base", "test") if values.get(side) is not None]
+    for run in asked:
+        if run not in runs:
+            fail(f"no run {run!r} in the warehouse{did_you_mean(run, runs)} "
+                 f"('tracewh runs' lists the {len(runs)} there are)")
+    if values.get("series") is not None:
+        series = [s for (s,) in con.execute(
+            "SELECT DISTINCT series_id FROM series ORDER BY 1").fetchall()]
+        if values["series"] not in series:
+            fail(f"no series {values['series']!r}{did_you_mean(str(values['series']), series)} "
+                 f"(the series view lists the {len(series)} there are: runs that differ in "
+                 "exactly one configuration field)")
+    if values.get("rank") is not None:
+        ranks = [r for (r,) in con.execute(
+            "SELECT DISTINCT rank FROM ranks WHERE $run IS NULL OR run_id = $run ORDER BY 1",
+            {"run": values.get("run")}).fetchall()]
+        if values["rank"] not in ranks:
+            where = f"run {values['run']!r}" if values.get("run") is not None else "any run"
+            fail(f"no rank {values['rank']} in {where} (ranks: {_span(ranks)})")
+    for low, high in (("start_ns", "end_ns"), ("iteration_from", "iteration_to")):
+        if values.get(low) is not None and values.get(high) is not None \
+                and values[high] < values[low]:
+            fail(f"{high}={values[high]} is before {low}={values[low]}: nothing lies between")
+    if values.get("window") is not None:
+        start, _, end = str(values["window"]).partition("/")
+        try:  # parsed by the same SQL macro the metrics use
+            start_ns, end_ns = con.execute(
+                "SELECT duration_ns(nullif(trim(?), '')), duration_ns(nullif(trim(?), ''))",
+                [start, end]).fetchone()
+        except duckdb.Error as exc:
+            fail(f"window={values['window']!r}: {str(exc).splitlines()[0]}")
+        if start_ns is not None and end_ns is not None and end_ns < start_ns:
+            fail(f"window={values['window']!r} ends before it starts")
+    for name in _AT_LEAST_ONE + _AT_LEAST_ZERO:
+        least = 1 if name in _AT_LEAST_ONE else 0
+        if values.get(name) is not None and values[name] < least:
+            fail(f"{name}={values[name]}: must be {least} or more")
+
+
+def _span(ranks: list[int]) -> str:
+    if not ranks:
+        return "none"
+    if ranks == list(range(ranks[0], ranks[-1] + 1)) and len(ranks) > 2:
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ", ".join(map(str, ranks))
+
+
+def duckdb_message(exc: Exception) -> str:
+    """DuckDB's error on one line, with its hint ('Candidate bindings: ...', 'Did you mean
+    ...?'); the echo of the query under a parser error is left out."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    kept = [line for line in lines if not line.startswith("LINE ") and set(line) != {"^"}]
+    return " - ".join(kept[:3])

@@ -1,0 +1,71 @@
+"""`tracewh summary`: one screen per run whose numbers are those of the catalogue metrics."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+
+import pytest
+from typer.testing import CliRunner
+
+from tracewh.cli import app
+from tracewh.resources import sql_dir
+
+runner = CliRunner()
+SAMPLE = sql_dir().parent / "sample_db" / "traces"
+RUN = "ddp_4ranks"
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory):
+    db = tmp_path_factory.mktemp("summary") / "sample.duckdb"
+    assert runner.invoke(app, ["ingest", "-q", str(SAMPLE), "--db", str(db)]).exit_code == 0
+    return db
+
+
+def metric(db, name: str) -> list[dict]:
+    result = runner.invoke(app, ["query", name, "--db", str(db), "-p", f"run={RUN}", "-f", "csv"])
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+def test_summary_numbers_are_the_metrics(sample_db):
+    result = runner.invoke(app, ["summary", "--run", RUN, "--db", str(sample_db)],
+                           env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:] if line.strip()}
+    assert result.stdout.splitlines()[0] == RUN
+
+    across = [r for r in metric(sample_db, "iteration_time") if r["rank"] == ""][0]
+    assert f"{float(across['median_ns']) / 1e6:.2f} ms median" in lines["Step"]
+    assert f"over {across['iterations']} step(s) across ranks" in lines["Step"]
+
+    breakdown = metric(sample_db, "temporal_breakdown")
+    window = sum(int(r["window_ns"]) for r in breakdown)
+    compute = 100 * sum(int(r["compute_ns"]) for r in breakdown) / window
+    idlest = max(breakdown, key=lambda r: float(r["idle_pct"]))
+    assert f"compute {compute:.1f}%" in lines["GPU"]
+    assert f"most idle: rank {idlest['rank']}, {float(idlest['idle_pct']):.1f}%" in lines["GPU"]
+    assert "[temporal_breakdown v3]" in lines["GPU"]
+
+    whole = [r for r in metric(sample_db, "comm_comp_overlap") if r["rank"] == ""][0]
+    assert f"{float(whole['overlap_pct']):.1f}% of communication hidden" in lines["Overlap"]
+
+    waits = metric(sample_db, "straggler")
+    late = [r for r in waits if r["is_straggler"] == "true"][0]
+    assert lines["Straggler"].split(":")[0].endswith(f"rank {late['rank']}")
+
+    per_kernel = defaultdict(int)
+    for row in metric(sample_db, "gpu_kernel_summary"):
+        per_kernel[row["short_name"]] += int(row["total_ns"])
+    top, total = max(per_kernel.items(), key=lambda kv: kv[1])
+    first = result.stdout.split("Top kernels")[1].splitlines()[1].split()
+    assert first[:3] == [f"{100 * total / sum(per_kernel.values()):.1f}%",
+                         f"{total / 1e6:.2f}", "ms"]
+    assert first[4] == top
+
+
+def test_summary_of_an_unknown_run(sample_db):
+    result = runner.invoke(app, ["summary", "--run", "ddp", "--db", str(sample_db)])
+    assert result.exit_code == 1
+    assert "no run 'ddp' in the warehouse - did you mean 'ddp_4ranks'?" in result.stderr
