@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,19 @@ class Candidate:
 
 def file_format(path: Path) -> str | None:
     """The format a file's name (and for SQLite, its first bytes) says it is; None to skip."""
+    by_name = _by_name(path)
+    if by_name:
+        return by_name
+    try:
+        with path.open("rb") as handle:
+            if handle.read(16) == _SQLITE_MAGIC:
+                return NSYS_SQLITE
+    except OSError:
+        return None
+    return None
+
+
+def _by_name(path: Path) -> str | None:
     name = path.name.lower()
     if name.endswith(".nsys-rep") or name.endswith(".qdrep"):
         return NSYS_REPORT
@@ -36,12 +50,6 @@ def file_format(path: Path) -> str | None:
         return KINETO_JSON
     if name.endswith((".sqlite", ".sqlite3", ".db")):
         return NSYS_SQLITE
-    try:
-        with path.open("rb") as handle:
-            if handle.read(16) == _SQLITE_MAGIC:
-                return NSYS_SQLITE
-    except OSError:
-        return None
     return None
 
 
@@ -60,12 +68,16 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
                                       "check the permissions of the file and its directories"))
             continue
         if given.is_dir():
-            files = sorted(p for p in _walk(given, errors) if p.is_file() and file_format(p))
+            files = sorted(p for p in _walk(given, errors) if _named_like_a_trace(p))
             root = given
         else:
             files = [given]
             root = given.parent
         for path in _prefer_exports(files):
+            problem = _not_regular(path)
+            if problem:  # a FIFO or /dev/zero would be read forever
+                errors.append(IngestError(path, problem, "give the trace file itself"))
+                continue
             fmt = file_format(path)
             if fmt is None:
                 errors.append(IngestError(path, "not a known trace format",
@@ -74,6 +86,25 @@ def discover(paths: list[Path], run: str | None = None) -> tuple[list[Candidate]
             run_id, run_root = run_identity(path, root, run)
             found.append(Candidate(path.resolve(), fmt, run_id, run_root))
     return found, errors
+
+
+def _named_like_a_trace(path: Path) -> bool:
+    """A file found in a folder that is a trace by its name, or an SQLite file by its first
+    bytes (those are read only from regular files)."""
+    return file_format(path) is not None if path.is_file() else bool(_by_name(path))
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why a path is not read, when it is no regular file (links followed); else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:  # a broken link
+        return f"cannot read: {exc.strerror}"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = {stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device",
+             stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+    return f"not a regular file ({kinds.get(stat.S_IFMT(mode), 'a directory')})"
 
 
 def _walk(root: Path, errors: list[IngestError]) -> list[Path]:
