@@ -14,7 +14,6 @@ file's transaction. Format facts: shared/reference/kineto_format.md.
 from __future__ import annotations
 
 import gc
-import gzip
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -115,14 +114,12 @@ class Decoded:
 
 def read_bytes(path: Path) -> bytes:
     """The file's JSON text; gzip is recognised by its magic bytes, not the name."""
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise IngestError(path, f"corrupt or truncated gzip ({exc})",
-                              "copy the file again from where the profiler wrote it") from None
-    return data
+    return b"".join(_blocks(path))
+
+
+# What msgspec raises on text it cannot decode: besides its own errors, UnicodeDecodeError on
+# invalid UTF-8 in a string, RecursionError on nesting deeper than its stack allows.
+_UNDECODABLE = (msgspec.MsgspecError, UnicodeDecodeError, RecursionError)
 
 
 def decode(path: Path) -> Decoded:
@@ -137,6 +134,9 @@ def decode(path: Path) -> Decoded:
                 raise IngestError(path, "empty file", "nothing to ingest")
             decoded = _decode_whole(path, data)
         return decoded
+    except RecursionError:
+        raise IngestError(path, "JSON nested too deeply to decode (an object inside thousands of "
+                          "others)", "check the file; no profiler writes such nesting") from None
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -164,6 +164,10 @@ def _decode_whole(path: Path, data: bytes) -> Decoded:
 # Python objects ever exist whole: only the Arrow columns accumulate.
 _CHUNK_BYTES = 4 << 20  # measured: 4 MB slices peak 120 MB lower than 16 MB, at the same speed
 _BLOCK_BYTES = 4 << 20
+_HEADER_BYTES = 64 << 20  # the first event lies within them (Kineto: within the first KBs)
+# Real traces inflate 5-30x (shared/data: 30x at most); 200x is no trace but a gzip bomb, which
+# would fill the disk and memory (deflate reaches 1032x). Small files may go up to the floor.
+_MAX_INFLATION, _INFLATION_FLOOR = 200, 256 << 20
 
 
 def _decode_streaming(path: Path) -> Decoded | None:
@@ -171,10 +175,10 @@ def _decode_streaming(path: Path) -> Decoded | None:
     layout or a slice fails, so that the whole-file path (with its repairs and errors) runs."""
     blocks = _blocks(path)
     pending, start = b"", None
-    for block in blocks:  # read up to the first event
+    for block in blocks:  # read up to the first event, within the first _HEADER_BYTES
         pending += block
         start = _events_start(pending)
-        if start is not None:
+        if start is not None or len(pending) >= _HEADER_BYTES:
             break
     if not start:  # never found, or not Kineto's layout
         return None
@@ -182,7 +186,7 @@ def _decode_streaming(path: Path) -> Decoded | None:
     header, pending = pending[: array_open + 1], pending[first:]
     base_time = _base_time_hint(header)
     boundary = re.compile(rb"\}[ \t\r]*,[ \t\r]*\n" + re.escape(indent) + rb"\{")
-    batches, total, exhausted, tail = [], 0, False, b""
+    batches, total, exhausted, tail, repairs = [], 0, False, b"", []
     try:
         while tail == b"":
             while len(pending) < 2 * _CHUNK_BYTES and not exhausted:
@@ -199,16 +203,27 @@ def _decode_streaming(path: Path) -> Decoded | None:
                 chunk, tail = pending[: close.start() + 1], pending[close.end() - 1:]
             else:
                 continue
-            events = _EVENT_LISTS[False].decode(b"[" + chunk + b"]")
+            events = _decode_slice(chunk, repairs)
             if _needs_exact_ts(events, base_time):
                 return None  # 19-digit timestamps: the exact whole-file path
             total += len(events)
             batches.append(_to_batch(events, exact=False))
             del events, chunk
         trace = _DECODERS[(False, False)].decode(header + tail)
-    except msgspec.MsgspecError:
+    except _UNDECODABLE:
         return None
-    return _decoded(path, batches, total, trace, [])
+    return _decoded(path, batches, total, trace, repairs)
+
+
+def _decode_slice(chunk: bytes, repairs: list[str]) -> list[Event]:
+    """The events of one slice, repaired when they hold the faults _repair fixes."""
+    try:
+        return _EVENT_LISTS[False].decode(b"[" + chunk + b"]")
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        found: list[str] = []
+        events = _EVENT_LISTS[False].decode(b"[" + _repair(chunk, found) + b"]")
+        repairs.extend(r for r in found if r not in repairs)
+        return events
 
 
 def _events_start(text: bytes) -> tuple[int, int, bytes] | bool | None:
@@ -241,10 +256,18 @@ def _blocks(path: Path):
             return
         handle.seek(0)
         gunzip = zlib.decompressobj(wbits=31)
+        cap = max(_MAX_INFLATION * path.stat().st_size, _INFLATION_FLOOR)
+        inflated = 0
         try:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 while block:
-                    yield gunzip.decompress(block, _BLOCK_BYTES)
+                    out = gunzip.decompress(block, _BLOCK_BYTES)
+                    inflated += len(out)
+                    if inflated > cap:
+                        raise IngestError(path, f"inflates beyond {cap / 1e6:,.0f} MB, more than "
+                                          f"{_MAX_INFLATION}x its size: a gzip bomb, not a trace",
+                                          "check where the file came from")
+                    yield out
                     block = gunzip.unconsumed_tail
             yield gunzip.flush()
         except zlib.error as exc:
@@ -262,7 +285,7 @@ def _parse(path: Path, data: bytes, repairs: list[str], exact: bool = False) -> 
         parsed = decoder.decode(data)
     except msgspec.ValidationError:
         parsed = _parse_generic(path, data, exact, legacy)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         _raise_if_truncated(path, data, exc)
         data = _repair(data, repairs)
         try:
@@ -327,7 +350,7 @@ def _number(value) -> float | None:
         return None
 
 
-def _raise_if_truncated(path: Path, data: bytes, exc: msgspec.DecodeError) -> None:
+def _raise_if_truncated(path: Path, data: bytes, exc: Exception) -> None:
     if "truncated" in str(exc):
         where = "inside traceEvents" if b'"traceEvents"' in data else "before any event"
         raise IngestError(
@@ -449,6 +472,7 @@ class Staged:
     origin_ns: int | None
     repairs: list[str]
     reader: str = ""        # duckdb read_json | python msgspec
+    faults: list[str] = field(default_factory=list)  # what 90_faults.sql counted, as warnings
 
 
 def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
@@ -496,6 +520,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
         origin = first_row(con, "SELECT min(m) FROM (" + " UNION ALL ".join(
             f"SELECT min(start_ns) AS m FROM _kineto_{t}" for t in
             ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]
+        faults = first_row(con, "SELECT getvariable('event_faults')")[0]
     finally:
         if events is not None:
             con.unregister("_kineto_events")
@@ -505,7 +530,20 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
                           "profile with activities=[CPU, CUDA] and at least one step")
     # without a base time, epoch µs are ~1.7e15 and relative µs stay below ~1e13
     relative = trace.baseTimeNanoseconds is None and origin < 1e17
-    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader)
+    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader,
+                  _fault_warnings(faults))
+
+
+def _fault_warnings(faults: dict) -> list[str]:
+    """90_faults.sql's counts as the source's warnings."""
+    warnings = []
+    if faults["negative_durations"]:
+        warnings.append(f"{faults['negative_durations']:,} event(s) with a negative duration: "
+                        "stored with duration 0")
+    if faults["duplicates"]:
+        warnings.append(f"{faults['duplicates']:,} event(s) written again, identical in every "
+                        "field: stored as often as written")
+    return warnings
 
 
 def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -578,10 +616,12 @@ def _cut_events(path: Path) -> _Cut | None:
             source.unlink()
             temporary.remove(source)
         return _Cut(trace, events_file, temporary)
-    except (LookupError, OSError, IngestError):
+    except BaseException as exc:
         for temp in temporary:
             temp.unlink(missing_ok=True)
-        return None
+        if isinstance(exc, (LookupError, OSError)):
+            return None
+        raise  # a bad gzip: the Python decoder would only say so again
 
 
 def _close_of_events(header: bytes, tail: bytes, tail_start: int) -> tuple[Trace, int]:
@@ -635,11 +675,14 @@ def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list
 
     meta = staged.metadata
     dist = _distributed_info(meta)
-    warnings = [f"repaired: {r}" for r in staged.repairs]
+    warnings = [f"repaired: {r}" for r in staged.repairs] + staged.faults
     taken = taken_ranks(con, run_id)
     rank, source = rank_from_map(rules, path, None, True), "rank-map"
-    if rank is None and isinstance(dist.get("rank"), int):
-        rank, source = dist["rank"], "distributedInfo"
+    written = dist.get("rank")
+    if rank is None and isinstance(written, int) and written >= 0:
+        rank, source = written, "distributedInfo"
+    elif rank is None and written is not None:
+        warnings.append(f"distributedInfo.rank {written!r} is not a rank: ignored")
     if rank is None and rank_from_filename(path) is not None:
         rank, source = rank_from_filename(path), "filename"
     if rank is None:
