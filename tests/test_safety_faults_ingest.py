@@ -237,6 +237,16 @@ def test_gzip_bomb_is_refused(kjob, tmp_path, monkeypatch):
         con.close()
 
 
+def test_too_little_memory_is_said_so_not_blamed_on_the_file(kjob, tmp_path):
+    db = tmp_path / "wh.duckdb"
+    result = ingest(db, "--memory-limit", "8MB", str(kjob.rank_file[0]))
+    assert result.exit_code == 1
+    assert error_lines(result.stderr) == [
+        f"Error: {kjob.rank_file[0]}: needs more memory than the memory limit (7.6 MiB) allows - "
+        "give a larger --memory-limit, or fewer --jobs"], result.stderr
+    assert rows(db, "SELECT count(*) FROM sources") == [(0,)]
+
+
 # -- item 7: only regular files are read -------------------------------------------------------
 
 def test_fifo_and_device_links_are_refused_not_read(kjob, tmp_path):

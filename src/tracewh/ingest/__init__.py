@@ -259,6 +259,11 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
         if fault:
             result.storage_fault = True
             result.message = f"{warehouse_path(con)}: {fault[0]} while writing {path} - {fault[1]}"
+        elif isinstance(exc, duckdb.OutOfMemoryException):  # the file is fine, the limit tight
+            limit = first_row(con, "SELECT current_setting('memory_limit')")[0]
+            result.message = str(IngestError(
+                path, f"needs more memory than the memory limit ({limit}) allows",
+                "give a larger --memory-limit, or fewer --jobs"))
         else:
             result.message = str(IngestError(
                 path, f"could not be loaded: {_first_line(exc)}",

@@ -487,6 +487,8 @@ def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
         try:
             return _stage(con, path, run_id, cut.trace, [], "duckdb read_json",
                           events_file=cut.events_file)
+        except duckdb.OutOfMemoryException:
+            raise  # the Python decoder would need more, outside DuckDB's limit
         except duckdb.Error:
             pass  # the lenient path below repairs or explains
         finally:
