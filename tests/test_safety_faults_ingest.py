@@ -101,6 +101,17 @@ def test_invalid_utf8_in_a_name_is_repaired_and_every_file_loads(kjob, tmp_path)
         ("repaired: invalid UTF-8 replaced",)]
 
 
+def test_invalid_utf8_in_the_trace_header_is_repaired(kjob, tmp_path):
+    first, _ = copy_ranks(kjob, tmp_path / "t")
+    edit(first, b'"backend": "nccl"', b'"backend": "\xffnccl"')
+    db = tmp_path / "wh.duckdb"
+    result = ingest(db, str(first))
+    assert result.exit_code == 0, result.stderr
+    assert rows(db, "SELECT backend FROM ranks") == [("\ufffdnccl",)]
+    assert rows(db, "SELECT warnings FROM sources") == [
+        ("repaired: invalid UTF-8 in distributedInfo replaced",)]
+
+
 def test_args_nested_too_deep_fail_that_file_alone(kjob, tmp_path):
     first, second = copy_ranks(kjob, tmp_path / "t")
     deep = b'{"x": ' * 100_000 + b"1" + b"}" * 100_000

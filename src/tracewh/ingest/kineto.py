@@ -441,13 +441,17 @@ def _decoded(path: Path, batches: list[pa.RecordBatch], total: int, trace: Trace
     return Decoded(table, trace, repairs)
 
 
-def _metadata(trace: Trace) -> dict:
+def _metadata(trace: Trace, repairs: list[str]) -> dict:
     out = {key: getattr(trace, key) for key in (
         "schemaVersion", "displayTimeUnit", "trace_id", "host_name", "cupti_version",
         "cuda_runtime_version", "cuda_driver_version", "baseTimeNanoseconds")}
     for key in ("distributedInfo", "deviceProperties"):
-        raw = getattr(trace, key)
-        out[key] = msgspec.json.decode(raw) if raw else None
+        raw = getattr(trace, key)  # kept raw by the decoder, so not yet checked
+        try:
+            out[key] = msgspec.json.decode(raw) if raw else None
+        except UnicodeDecodeError:
+            out[key] = msgspec.json.decode(bytes(raw).decode("utf-8", "replace"))
+            repairs.append(f"invalid UTF-8 in {key} replaced")
     return {key: value for key, value in out.items() if value is not None}
 
 
@@ -503,7 +507,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
            events: pa.Table | None = None) -> Staged:
     import json
 
-    meta = _metadata(trace)
+    meta = _metadata(trace, repairs)
     dist = _distributed_info(meta)
     folder = sql_dir().joinpath(*_SQL)
     set_variables(
@@ -621,9 +625,9 @@ def _cut_events(path: Path) -> _Cut | None:
     except BaseException as exc:
         for temp in temporary:
             temp.unlink(missing_ok=True)
-        if isinstance(exc, (LookupError, OSError)):
-            return None
-        raise  # a bad gzip: the Python decoder would only say so again
+        if isinstance(exc, (LookupError, OSError, *_UNDECODABLE)):
+            return None  # the Python decoder repairs or explains
+        raise  # a bad gzip, a bomb: the Python decoder would only say so again
 
 
 def _close_of_events(header: bytes, tail: bytes, tail_start: int) -> tuple[Trace, int]:
@@ -639,7 +643,7 @@ def _close_of_events(header: bytes, tail: bytes, tail_start: int) -> tuple[Trace
         if before.endswith((b"}", b"[")):
             try:
                 return decoder.decode(header + tail[position:]), tail_start + position
-            except msgspec.MsgspecError:
+            except _UNDECODABLE:
                 pass
 
 
