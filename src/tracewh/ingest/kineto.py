@@ -91,7 +91,6 @@ def schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([
-        ("event_no", pa.int64()),      # position among the kept events: the file's own row id
         ("cat", pa.string()), ("name", pa.string()),
         ("pid", pa.int64()),           # OS pid, or the device index of GPU events
         ("tid", pa.int64()),           # OS tid, or the stream of GPU events
@@ -105,11 +104,35 @@ def schema() -> pa.Schema:
 
 @dataclass
 class Decoded:
-    """One decoded trace: its events and its top-level keys (traceEvents emptied)."""
+    """One decoded trace: its top-level keys (traceEvents emptied) and the repairs made; its
+    events went to the sink given to decode()."""
 
-    events: pa.Table
     trace: Trace
     repairs: list[str] = field(default_factory=list)
+
+
+class EventTable:
+    """The Python decoder's sink: temp table _kineto_events of the file's cursor, filled batch by
+    batch, so that DuckDB holds the events within its memory limit (spilling beyond it) where a
+    Python list of batches would grow with the file."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        import pyarrow as pa
+
+        self.con, self.rows = con, 0
+        con.register("_kineto_batch", pa.Table.from_batches([], schema()))
+        con.execute("CREATE OR REPLACE TEMP TABLE _kineto_events AS FROM _kineto_batch")
+        con.unregister("_kineto_batch")
+
+    def append(self, batch: pa.RecordBatch) -> None:
+        self.con.register("_kineto_batch", batch)
+        self.con.execute("INSERT INTO _kineto_events FROM _kineto_batch")
+        self.con.unregister("_kineto_batch")
+        self.rows += batch.num_rows
+
+    def clear(self) -> None:  # a decoder gave up half way: the next one starts again
+        self.con.execute("DELETE FROM _kineto_events")
+        self.rows = 0
 
 
 def read_bytes(path: Path) -> bytes:
@@ -122,17 +145,19 @@ def read_bytes(path: Path) -> bytes:
 _UNDECODABLE = (msgspec.MsgspecError, UnicodeDecodeError, RecursionError)
 
 
-def decode(path: Path) -> Decoded:
-    """Parse a trace file; lenient where profilers are sloppy, strict where data would be lost."""
+def decode(path: Path, sink) -> Decoded:
+    """Parse a trace file into `sink` (an EventTable, or a list of Arrow batches); lenient where
+    profilers are sloppy, strict where data would be lost."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects, no cycles: the collector only costs time
     try:
-        decoded = _decode_streaming(path)
+        decoded = _decode_streaming(path, sink)
         if decoded is None:  # unusual layout or faulty JSON: the whole file at once
+            sink.clear()
             data = read_bytes(path)
             if not data.strip():
                 raise IngestError(path, "empty file", "nothing to ingest")
-            decoded = _decode_whole(path, data)
+            decoded = _decode_whole(path, data, sink)
         return decoded
     except RecursionError:
         raise IngestError(path, "JSON nested too deeply to decode (an object inside thousands of "
@@ -142,14 +167,13 @@ def decode(path: Path) -> Decoded:
             gc.enable()
 
 
-def _decode_whole(path: Path, data: bytes) -> Decoded:
+def _decode_whole(path: Path, data: bytes, sink) -> Decoded:
     repairs: list[str] = []
     trace = _parse(path, data, repairs)
     if _needs_exact_ts(trace.traceEvents, trace.baseTimeNanoseconds):
         trace = _parse(path, data, repairs, exact=True)
-    events = trace.traceEvents
-    batches = [_to_batch(events, exact=isinstance(trace, ExactTrace))]
-    return _decoded(path, batches, len(events), trace, repairs)
+    sink.append(_to_batch(trace.traceEvents, exact=isinstance(trace, ExactTrace)))
+    return _decoded(trace, repairs)
 
 
 # Kineto prints one event per block, each starting on a line of its own at one indentation:
@@ -170,9 +194,11 @@ _HEADER_BYTES = 64 << 20  # the first event lies within them (Kineto: within the
 _MAX_INFLATION, _INFLATION_FLOOR = 200, 256 << 20
 
 
-def _decode_streaming(path: Path) -> Decoded | None:
-    """Decode the traceEvents array slice by slice; None when the file does not have Kineto's
-    layout or a slice fails, so that the whole-file path (with its repairs and errors) runs."""
+def _decode_streaming(path: Path, sink, exact: bool = False) -> Decoded | None:
+    """Decode the traceEvents array slice by slice into `sink`; None when the file does not have
+    Kineto's layout or a slice fails, so that the whole-file path (with its repairs and errors)
+    runs. `exact` keeps each ts as its literal text (19-digit epoch µs with ns decimals): the
+    first slice that needs it starts the file again that way."""
     blocks = _blocks(path)
     pending, start = b"", None
     for block in blocks:  # read up to the first event, within the first _HEADER_BYTES
@@ -186,7 +212,7 @@ def _decode_streaming(path: Path) -> Decoded | None:
     header, pending = pending[: array_open + 1], pending[first:]
     base_time = _base_time_hint(header)
     boundary = re.compile(rb"\}[ \t\r]*,[ \t\r]*\n" + re.escape(indent) + rb"\{")
-    batches, total, exhausted, tail, repairs = [], 0, False, b"", []
+    exhausted, tail, repairs = False, b"", []
     try:
         while tail == b"":
             while len(pending) < 2 * _CHUNK_BYTES and not exhausted:
@@ -203,25 +229,25 @@ def _decode_streaming(path: Path) -> Decoded | None:
                 chunk, tail = pending[: close.start() + 1], pending[close.end() - 1:]
             else:
                 continue
-            events = _decode_slice(chunk, repairs)
-            if _needs_exact_ts(events, base_time):
-                return None  # 19-digit timestamps: the exact whole-file path
-            total += len(events)
-            batches.append(_to_batch(events, exact=False))
+            events = _decode_slice(chunk, repairs, exact)
+            if not exact and _needs_exact_ts(events, base_time):
+                sink.clear()
+                return _decode_streaming(path, sink, exact=True)
+            sink.append(_to_batch(events, exact))
             del events, chunk
         trace = _DECODERS[(False, False)].decode(header + tail)
     except _UNDECODABLE:
         return None
-    return _decoded(path, batches, total, trace, repairs)
+    return _decoded(trace, repairs)
 
 
-def _decode_slice(chunk: bytes, repairs: list[str]) -> list[Event]:
+def _decode_slice(chunk: bytes, repairs: list[str], exact: bool) -> list[Event]:
     """The events of one slice, repaired when they hold the faults _repair fixes."""
     try:
-        return _EVENT_LISTS[False].decode(b"[" + chunk + b"]")
+        return _EVENT_LISTS[exact].decode(b"[" + chunk + b"]")
     except (msgspec.DecodeError, UnicodeDecodeError):
         found: list[str] = []
-        events = _EVENT_LISTS[False].decode(b"[" + _repair(chunk, found) + b"]")
+        events = _EVENT_LISTS[exact].decode(b"[" + _repair(chunk, found) + b"]")
         repairs.extend(r for r in found if r not in repairs)
         return events
 
@@ -405,12 +431,11 @@ def _as_int(value: Id) -> int | None:
 
 
 def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
-    """Events that become warehouse rows, as Arrow columns (event_no is filled in later)."""
+    """Events that become warehouse rows, as Arrow columns."""
     kept = [e for e in events
             if e.ph not in _SKIPPED_PHASES and e.cat not in _SKIPPED_CATEGORIES and e.ts is not None]
     text_ts = [bytes(e.ts).decode() for e in kept] if exact else None
     columns = {
-        "event_no": [0] * len(kept),
         "cat": [e.cat for e in kept],
         "name": [e.name for e in kept],
         "pid": [_as_int(e.pid) for e in kept],
@@ -428,17 +453,9 @@ def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
         schema=schema())
 
 
-def _decoded(path: Path, batches: list[pa.RecordBatch], total: int, trace: Trace,
-             repairs: list[str]) -> Decoded:
-    import pyarrow as pa
-
-    table = pa.Table.from_batches(batches, schema=schema())
-    if table.num_rows == 0:
-        raise IngestError(path, "empty trace: no complete events (ph X) to store",
-                          "profile with activities=[CPU, CUDA] and at least one step")
-    table = table.set_column(0, "event_no", pa.array(range(1, table.num_rows + 1), pa.int64()))
+def _decoded(trace: Trace, repairs: list[str]) -> Decoded:
     trace.traceEvents = []
-    return Decoded(table, trace, repairs)
+    return Decoded(trace, repairs)
 
 
 def _metadata(trace: Trace, repairs: list[str]) -> dict:
@@ -497,14 +514,14 @@ def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
             pass  # the lenient path below repairs or explains
         finally:
             cut.remove()
-    decoded = decode(path)
-    return _stage(con, path, run_id, decoded.trace, decoded.repairs, "python msgspec",
-                  events=decoded.events)
+    decoded = decode(path, EventTable(con))
+    return _stage(con, path, run_id, decoded.trace, decoded.repairs, "python msgspec")
 
 
 def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace,
-           repairs: list[str], reader: str, events_file: Path | None = None,
-           events: pa.Table | None = None) -> Staged:
+           repairs: list[str], reader: str, events_file: Path | None = None) -> Staged:
+    """Map the events (read_json.sql's view of `events_file`, else the Python decoder's temp
+    table _kineto_events) into the staged tables."""
     import json
 
     meta = _metadata(trace, repairs)
@@ -516,9 +533,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
         host=meta.get("host_name"), device_properties=json.dumps(meta.get("deviceProperties") or []),
         skipped_phases=sorted(_SKIPPED_PHASES), skipped_categories=sorted(_SKIPPED_CATEGORIES),
         events_file=None if events_file is None else str(events_file))
-    if events is not None:
-        con.register("_kineto_events", events)
-    else:
+    if events_file is not None:
         run_script(con, folder / "read_json.sql")
     try:
         for script in sorted(folder.glob("[0-9][0-9]_*.sql")):
@@ -528,8 +543,6 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
             ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]
         faults = first_row(con, "SELECT getvariable('event_faults')")[0]
     finally:
-        if events is not None:
-            con.unregister("_kineto_events")
         _drop_working_tables(con)
     if origin is None:
         raise IngestError(path, "empty trace: no complete events (ph X) to store",
