@@ -5,35 +5,22 @@ and nothing of the faulty file is stored. Generated traces, each case edited by 
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import tracewh
 from tracewh.check import check_warehouse
-from tracewh.cli import app
 from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths, kineto, sha256_of
 
-runner = CliRunner()
-TRACEWH = [sys.executable, "-m", "tracewh.cli"]
-
-
-def ingest(db: Path, *args: str):
-    return runner.invoke(app, ["ingest", "--db", str(db), "--quiet", *args])
-
-
-def error_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if line.startswith("Error:")]
+from test_safety_bad_input import TRACEWH, _sqlite_edit, error_lines, ingest
 
 
 def rows(db: Path, sql: str) -> list[tuple]:
@@ -300,14 +287,12 @@ def test_nsys_invalid_utf8_in_string_ids_is_repaired(njob, tmp_path):
     assert ingest(reference, str(njob.files[0])).exit_code == 0
     bad = tmp_path / "rank0.sqlite"
     shutil.copy(njob.files[0], bad)
-    con = sqlite3.connect(bad)
-    sid, value = con.execute("SELECT s.id, s.value FROM StringIds s JOIN CUPTI_ACTIVITY_KIND_KERNEL"
-                             " k ON k.shortName = s.id LIMIT 1").fetchone()
+    with sqlite3.connect(bad) as con:
+        sid, value = con.execute("SELECT s.id, s.value FROM StringIds s JOIN "
+                                 "CUPTI_ACTIVITY_KIND_KERNEL k ON k.shortName = s.id").fetchone()
     raw = value.encode()
-    con.execute("UPDATE StringIds SET value = CAST(? AS TEXT) WHERE id = ?",
-                (raw[:3] + b"\xff" + raw[3:], sid))
-    con.commit()
-    con.close()
+    broken = raw[:3] + b"\xff" + raw[3:]
+    _sqlite_edit(bad, f"UPDATE StringIds SET value = CAST(X'{broken.hex()}' AS TEXT) WHERE id = {sid}")
     db = tmp_path / "wh.duckdb"
     result = ingest(db, str(bad))
     assert result.exit_code == 0, result.stderr
@@ -323,11 +308,8 @@ def test_nsys_kernel_table_that_is_a_view_is_read(njob, tmp_path):
     assert ingest(reference, str(njob.files[1])).exit_code == 0
     viewed = tmp_path / "rank1.sqlite"
     shutil.copy(njob.files[1], viewed)
-    con = sqlite3.connect(viewed)
-    con.execute("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO kernels_stored")
-    con.execute("CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM kernels_stored")
-    con.commit()
-    con.close()
+    _sqlite_edit(viewed, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO kernels_stored",
+                 "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT * FROM kernels_stored")
     db = tmp_path / "wh.duckdb"
     assert ingest(db, str(viewed)).exit_code == 0
     kernels = _kernels_of(db)
