@@ -11,8 +11,8 @@ import os
 # device"): each fault by its errno, whose strerror the text holds, and what to do.
 _FAULTS = {
     errno.ENOSPC: "free space and run the same ingest again (while it writes, an ingest needs "
-                  "free space of about 3 times what it adds: the write-ahead log holds the rows "
-                  "until the checkpoint at the end)",
+                  "about 3 times the space it adds, for the write-ahead log, and room in the "
+                  "folder <warehouse>.tmp for what DuckDB spills of a big file: up to its size)",
     errno.EDQUOT: "free space within your quota and run the same ingest again",
     errno.EROFS: "the filesystem is mounted read-only: give --db on a writable one",
     errno.EACCES: "make the warehouse and its folder writable for this user, or give --db "
