@@ -199,6 +199,8 @@ def _valid_utf8(batches, table: str, warnings: list[str]):
     table in the source's warnings."""
     import pyarrow as pa
 
+    if not any(pa.types.is_string(f.type) for f in batches.schema):
+        return batches  # the big tables (kernels, API calls) hold no text: read as before
     repaired = 0
 
     def checked():
