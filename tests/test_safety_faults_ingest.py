@@ -5,6 +5,7 @@ and nothing of the faulty file is stored. Generated traces, each case edited by 
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import shutil
@@ -243,6 +244,26 @@ def test_too_little_memory_is_said_so_not_blamed_on_the_file(kjob, tmp_path):
         f"Error: {kjob.rank_file[0]}: needs more memory than the memory limit (7.6 MiB) allows - "
         "give a larger --memory-limit, or fewer --jobs"], result.stderr
     assert rows(db, "SELECT count(*) FROM sources") == [(0,)]
+
+
+def test_faulty_json_too_big_to_decode_whole_is_refused(kjob, tmp_path, monkeypatch):
+    # compact JSON (not Kineto's layout) with a raw control character: DuckDB's reader refuses
+    # it, the streamed decoder cannot cut it, and decoding it whole is bounded
+    doc = json.loads(kjob.rank_file[0].read_text())
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    path = tmp_path / "compact_rank0.json"
+    path.write_bytes(text.replace(b'"name":"', b'"name":"\x01', 1))
+    monkeypatch.setattr(kineto, "_WHOLE_BYTES", len(text) // 2, raising=False)
+    con = tracewh.connect(tmp_path / "wh.duckdb")
+    try:
+        (result,) = ingest_paths(con, [path])
+        assert result.status == "failed"
+        assert "JSON that neither DuckDB's reader nor the streamed decoder can read" in result.message
+        monkeypatch.setattr(kineto, "_WHOLE_BYTES", len(text) * 2)
+        (again,) = ingest_paths(con, [path])
+        assert again.status == "ingested", again.message
+    finally:
+        con.close()
 
 
 # -- item 7: only regular files are read -------------------------------------------------------
