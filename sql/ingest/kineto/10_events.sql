@@ -19,6 +19,7 @@ SELECT name, cat, pid, tid, tid_text, args,
            ELSE CAST(floor(ts) AS BIGINT) * 1000 + CAST(round((ts - floor(ts)) * 1000) AS BIGINT)
        END + coalesce(getvariable('base_ns'), 0) AS start_ns,
        CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT) AS dur_ns,
+       dur < 0 AS negative_dur,  -- stored as 0; counted in the source's warnings (90_faults.sql)
        CAST(CASE
            -- Kineto clamps events from before the base time to ts = 0 (and dur 0): no real time
            -- left. Kept as rows (they hold their place in event_no), never read.

@@ -22,6 +22,7 @@ from ..warehouse import cursor, first_row, utc_now
 from . import card, config, kineto, logs, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
                        RankRule, discover, discover_logs, run_identity)
+from .storage import storage_fault, warehouse_path
 
 
 @dataclass
@@ -34,6 +35,7 @@ class FileResult:
     seconds: float = 0.0
     message: str = ""
     warnings: tuple[str, ...] = ()  # stored in sources.warnings, and printed
+    storage_fault: bool = False  # the warehouse's storage failed: later files are not tried
 
 
 def sha256_of(path: Path) -> str:
@@ -154,6 +156,13 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, opti
             ahead.extend(submit(c) for c in islice(queue, 1))
             alone = files_per_run[prepared.candidate.run_id] == 1
             result = _finish(prepared, rank_rules, replace, alone, options)
+            if result.storage_fault:  # every later file would meet it too: say so once, stop
+                untried = len(ahead) + sum(1 for _ in queue)
+                for future in ahead:
+                    _close(future.result().cursor)
+                ahead.clear()
+                if untried:
+                    result.message += f"; stopped there, {untried} file(s) after it not tried"
             results.append(result)
             on_file and on_file(result)
 
@@ -184,6 +193,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
             source_path = nsys_report.export_sqlite(candidate.path)
         prepared.source_path = source_path
         prepared.result.bytes = source_path.stat().st_size
+        before = _identity(source_path)
         prepared.digest = sha256_of(source_path)
         if _already_ingested(prepared.cursor, prepared.digest) and not replace:
             return prepared  # _finish reports the skip
@@ -198,9 +208,27 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
             prepared.info = kineto.prepare(prepared.cursor, source_path, candidate.run_id)
         else:
             raise TracewhError(f"{candidate.path}: unknown format {candidate.format}")
+        _unchanged_since(source_path, before, prepared.digest)
     except Exception as exc:  # reported by _finish, in file order
         prepared.info = exc
     return prepared
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
+
+
+def _unchanged_since(path: Path, before: tuple[int, ...], digest: str) -> None:
+    """Refuse a file written while it was hashed and decoded (a job still writing it, a copy in
+    progress): its hash and its rows would describe different versions, and the version the hash
+    names would later be skipped as already ingested. A write changes size or mtime, unless it
+    falls in the same tick of the kernel's coarse clock (1-10 ms) as a write just before
+    reading began: a file written in the last seconds is hashed again instead."""
+    written_lately = time.time_ns() - before[3] < 5_000_000_000
+    if _identity(path) != before or written_lately and sha256_of(path) != digest:
+        raise IngestError(path, "changed while being read (still being written or copied?)",
+                          "ingest it again once whatever writes it has finished")
 
 
 def _already_ingested(con: duckdb.DuckDBPyConnection, digest: str):
@@ -230,7 +258,7 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
             result.rows = _load(con, prepared, rules, alone, options)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _rollback(con)
             raise
         result.status = "replaced" if stale else "ingested"
     except IngestError as exc:
@@ -239,14 +267,45 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
         result.message = str(IngestError(path, f"cannot read: {exc.strerror or exc}",
                                          "check its permissions, or copy it somewhere readable"))
     except duckdb.Error as exc:
+        fault = storage_fault(exc)
+        if fault:
+            result.storage_fault = True
+            result.message = f"{warehouse_path(con)}: {fault[0]} while writing {path} - {fault[1]}"
+        elif isinstance(exc, duckdb.OutOfMemoryException):  # the file is fine, the limit tight
+            limit = first_row(con, "SELECT current_setting('memory_limit')")[0]
+            result.message = str(IngestError(
+                path, f"needs more memory than the memory limit ({limit}) allows",
+                "give a larger --memory-limit, or fewer --jobs"))
+        else:
+            result.message = str(IngestError(
+                path, f"could not be loaded: {_first_line(exc)}",
+                "the file may be damaged or from an unsupported exporter; re-export it"))
+    except Exception as exc:  # a fault of tracewh's own on this file: it fails alone
         result.message = str(IngestError(
-            path, f"could not be loaded: {str(exc).splitlines()[0]}",
-            "the file may be damaged or from an unsupported exporter; re-export it"))
+            path, f"could not be decoded: {type(exc).__name__}: {_first_line(exc)}",
+            "please report it with the file"))
     finally:
-        if con is not None:
-            con.close()
+        _close(con)
         result.seconds = time.perf_counter() - prepared.started
     return result
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Undo the file's transaction; a COMMIT that failed (a full disk) has ended it already,
+    and the fault that ended it is the one to report."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
+def _close(con: duckdb.DuckDBPyConnection | None) -> None:
+    if con is not None:
+        con.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0]
 
 
 def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule],

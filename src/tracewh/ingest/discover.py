@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,19 @@ class Candidate:
 
 def file_format(path: Path) -> str | None:
     """The format a file's name (and for SQLite, its first bytes) says it is; None to skip."""
+    by_name = _by_name(path)
+    if by_name:
+        return by_name
+    try:
+        with path.open("rb") as handle:
+            if handle.read(16) == _SQLITE_MAGIC:
+                return NSYS_SQLITE
+    except OSError:
+        return None
+    return None
+
+
+def _by_name(path: Path) -> str | None:
     name = path.name.lower()
     if name.endswith(".nsys-rep") or name.endswith(".qdrep"):
         return NSYS_REPORT
@@ -37,12 +51,6 @@ def file_format(path: Path) -> str | None:
         return KINETO_JSON
     if name.endswith((".sqlite", ".sqlite3", ".db")):
         return NSYS_SQLITE
-    try:
-        with path.open("rb") as handle:
-            if handle.read(16) == _SQLITE_MAGIC:
-                return NSYS_SQLITE
-    except OSError:
-        return None
     return None
 
 
@@ -77,6 +85,10 @@ def discover(paths: list[Path], run: str | None = None,
             files = [given]
             root = given.parent
         for path in _prefer_exports(files):
+            problem = _not_regular(path)
+            if problem:  # a FIFO or /dev/zero would be read forever
+                errors.append(IngestError(path, problem, "give the trace file itself"))
+                continue
             fmt = file_format(path)
             if fmt is None:
                 errors.append(IngestError(path, "not a known trace format",
@@ -94,7 +106,11 @@ def _traces_below(folder: Path, errors: list[IngestError]) -> tuple[list[Path], 
     """The trace files below `folder`, and the files passed over: other formats and .json
     files that are not profiler traces (a config.json beside the traces)."""
     traces, passed_over = [], []
-    for path in sorted((p for p in _walk(folder, errors) if p.is_file()), key=natural_key):
+    for path in sorted(_walk(folder, errors), key=natural_key):
+        if not path.is_file():  # a pipe or device under a trace's name: said, never read
+            if _by_name(path):
+                traces.append(path)
+            continue
         fmt = file_format(path)
         if fmt is None or fmt == KINETO_JSON and _json_head(path) is None:
             passed_over.append(path)
@@ -221,6 +237,19 @@ def _holds_traces(directory: Path) -> bool:
     """Trace files lie in `directory` (a DeepSpeed ds_config.json is no trace)."""
     return any(file_format(p) for p in directory.iterdir()
                if p.is_file() and not fnmatch.fnmatch(p.name, "*config*.json"))
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why a path is not read, when it is no regular file (links followed); else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:  # a broken link
+        return f"cannot read: {exc.strerror}"
+    if stat.S_ISREG(mode):
+        return None
+    kinds = {stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device",
+             stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}
+    return f"not a regular file ({kinds.get(stat.S_IFMT(mode), 'a directory')})"
 
 
 def _walk(root: Path, errors: list[IngestError]) -> list[Path]:

@@ -14,7 +14,6 @@ file's transaction. Format facts: shared/reference/kineto_format.md.
 from __future__ import annotations
 
 import gc
-import gzip
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -92,7 +91,6 @@ def schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([
-        ("event_no", pa.int64()),      # position among the kept events: the file's own row id
         ("cat", pa.string()), ("name", pa.string()),
         ("pid", pa.int64()),           # OS pid, or the device index of GPU events
         ("tid", pa.int64()),           # OS tid, or the stream of GPU events
@@ -106,50 +104,92 @@ def schema() -> pa.Schema:
 
 @dataclass
 class Decoded:
-    """One decoded trace: its events and its top-level keys (traceEvents emptied)."""
+    """One decoded trace: its top-level keys (traceEvents emptied) and the repairs made; its
+    events went to the sink given to decode()."""
 
-    events: pa.Table
     trace: Trace
     repairs: list[str] = field(default_factory=list)
 
 
+class EventTable:
+    """The Python decoder's sink: temp table _kineto_events of the file's cursor, filled batch by
+    batch, so that DuckDB holds the events within its memory limit (spilling beyond it) where a
+    Python list of batches would grow with the file."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        import pyarrow as pa
+
+        self.con, self.rows = con, 0
+        con.register("_kineto_batch", pa.Table.from_batches([], schema()))
+        con.execute("CREATE OR REPLACE TEMP TABLE _kineto_events AS FROM _kineto_batch")
+        con.unregister("_kineto_batch")
+
+    def append(self, batch: pa.RecordBatch) -> None:
+        self.con.register("_kineto_batch", batch)
+        self.con.execute("INSERT INTO _kineto_events FROM _kineto_batch")
+        self.con.unregister("_kineto_batch")
+        self.rows += batch.num_rows
+
+    def clear(self) -> None:  # a decoder gave up half way: the next one starts again
+        self.con.execute("DELETE FROM _kineto_events")
+        self.rows = 0
+
+
+# Text the whole-file path decodes at most: it holds the text, its Python objects and their
+# Arrow columns at once (about 3 times the text). Only files DuckDB's reader refuses and whose
+# events are not laid out as Kineto writes them come this way.
+_WHOLE_BYTES = 256 << 20
+
+
 def read_bytes(path: Path) -> bytes:
-    """The file's JSON text; gzip is recognised by its magic bytes, not the name."""
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            return gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise IngestError(path, f"corrupt or truncated gzip ({exc})",
-                              "copy the file again from where the profiler wrote it") from None
-    return data
+    """The file's JSON text, for decoding whole; gzip is recognised by its magic bytes."""
+    blocks, size = [], 0
+    for block in _blocks(path):
+        size += len(block)
+        if size > _WHOLE_BYTES:
+            raise IngestError(path, f"more than {_WHOLE_BYTES >> 20} MB of JSON that neither "
+                              "DuckDB's reader nor the streamed decoder can read (faulty JSON "
+                              "not laid out one event per block, as the profiler writes it); "
+                              "decoding it whole would take several times that in memory",
+                              "export the trace again from the profiler")
+        blocks.append(block)
+    return b"".join(blocks)
 
 
-def decode(path: Path) -> Decoded:
-    """Parse a trace file; lenient where profilers are sloppy, strict where data would be lost."""
+# What msgspec raises on text it cannot decode: besides its own errors, UnicodeDecodeError on
+# invalid UTF-8 in a string, RecursionError on nesting deeper than its stack allows.
+_UNDECODABLE = (msgspec.MsgspecError, UnicodeDecodeError, RecursionError)
+
+
+def decode(path: Path, sink) -> Decoded:
+    """Parse a trace file into `sink` (an EventTable, or a list of Arrow batches); lenient where
+    profilers are sloppy, strict where data would be lost."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of small objects, no cycles: the collector only costs time
     try:
-        decoded = _decode_streaming(path)
+        decoded = _decode_streaming(path, sink)
         if decoded is None:  # unusual layout or faulty JSON: the whole file at once
+            sink.clear()
             data = read_bytes(path)
             if not data.strip():
                 raise IngestError(path, "empty file", "nothing to ingest")
-            decoded = _decode_whole(path, data)
+            decoded = _decode_whole(path, data, sink)
         return decoded
+    except RecursionError:
+        raise IngestError(path, "JSON nested too deeply to decode (an object inside thousands of "
+                          "others)", "check the file; no profiler writes such nesting") from None
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _decode_whole(path: Path, data: bytes) -> Decoded:
+def _decode_whole(path: Path, data: bytes, sink) -> Decoded:
     repairs: list[str] = []
     trace = _parse(path, data, repairs)
     if _needs_exact_ts(trace.traceEvents, trace.baseTimeNanoseconds):
         trace = _parse(path, data, repairs, exact=True)
-    events = trace.traceEvents
-    batches = [_to_batch(events, exact=isinstance(trace, ExactTrace))]
-    return _decoded(path, batches, len(events), trace, repairs)
+    sink.append(_to_batch(trace.traceEvents, exact=isinstance(trace, ExactTrace)))
+    return _decoded(trace, repairs)
 
 
 # Kineto prints one event per block, each starting on a line of its own at one indentation:
@@ -164,17 +204,23 @@ def _decode_whole(path: Path, data: bytes) -> Decoded:
 # Python objects ever exist whole: only the Arrow columns accumulate.
 _CHUNK_BYTES = 4 << 20  # measured: 4 MB slices peak 120 MB lower than 16 MB, at the same speed
 _BLOCK_BYTES = 4 << 20
+_HEADER_BYTES = 64 << 20  # the first event lies within them (Kineto: within the first KBs)
+# Real traces inflate 5-30x (shared/data: 30x at most); 200x is no trace but a gzip bomb, which
+# would fill the disk and memory (deflate reaches 1032x). Small files may go up to the floor.
+_MAX_INFLATION, _INFLATION_FLOOR = 200, 256 << 20
 
 
-def _decode_streaming(path: Path) -> Decoded | None:
-    """Decode the traceEvents array slice by slice; None when the file does not have Kineto's
-    layout or a slice fails, so that the whole-file path (with its repairs and errors) runs."""
+def _decode_streaming(path: Path, sink, exact: bool = False) -> Decoded | None:
+    """Decode the traceEvents array slice by slice into `sink`; None when the file does not have
+    Kineto's layout or a slice fails, so that the whole-file path (with its repairs and errors)
+    runs. `exact` keeps each ts as its literal text (19-digit epoch µs with ns decimals): the
+    first slice that needs it starts the file again that way."""
     blocks = _blocks(path)
     pending, start = b"", None
-    for block in blocks:  # read up to the first event
+    for block in blocks:  # read up to the first event, within the first _HEADER_BYTES
         pending += block
         start = _events_start(pending)
-        if start is not None:
+        if start is not None or len(pending) >= _HEADER_BYTES:
             break
     if not start:  # never found, or not Kineto's layout
         return None
@@ -182,7 +228,7 @@ def _decode_streaming(path: Path) -> Decoded | None:
     header, pending = pending[: array_open + 1], pending[first:]
     base_time = _base_time_hint(header)
     boundary = re.compile(rb"\}[ \t\r]*,[ \t\r]*\n" + re.escape(indent) + rb"\{")
-    batches, total, exhausted, tail = [], 0, False, b""
+    exhausted, tail, repairs = False, b"", []
     try:
         while tail == b"":
             while len(pending) < 2 * _CHUNK_BYTES and not exhausted:
@@ -199,16 +245,27 @@ def _decode_streaming(path: Path) -> Decoded | None:
                 chunk, tail = pending[: close.start() + 1], pending[close.end() - 1:]
             else:
                 continue
-            events = _EVENT_LISTS[False].decode(b"[" + chunk + b"]")
-            if _needs_exact_ts(events, base_time):
-                return None  # 19-digit timestamps: the exact whole-file path
-            total += len(events)
-            batches.append(_to_batch(events, exact=False))
+            events = _decode_slice(chunk, repairs, exact)
+            if not exact and _needs_exact_ts(events, base_time):
+                sink.clear()
+                return _decode_streaming(path, sink, exact=True)
+            sink.append(_to_batch(events, exact))
             del events, chunk
         trace = _DECODERS[(False, False)].decode(header + tail)
-    except msgspec.MsgspecError:
+    except _UNDECODABLE:
         return None
-    return _decoded(path, batches, total, trace, [])
+    return _decoded(trace, repairs)
+
+
+def _decode_slice(chunk: bytes, repairs: list[str], exact: bool) -> list[Event]:
+    """The events of one slice, repaired when they hold the faults _repair fixes."""
+    try:
+        return _EVENT_LISTS[exact].decode(b"[" + chunk + b"]")
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        found: list[str] = []
+        events = _EVENT_LISTS[exact].decode(b"[" + _repair(chunk, found) + b"]")
+        repairs.extend(r for r in found if r not in repairs)
+        return events
 
 
 def _events_start(text: bytes) -> tuple[int, int, bytes] | bool | None:
@@ -241,10 +298,18 @@ def _blocks(path: Path):
             return
         handle.seek(0)
         gunzip = zlib.decompressobj(wbits=31)
+        cap = max(_MAX_INFLATION * path.stat().st_size, _INFLATION_FLOOR)
+        inflated = 0
         try:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 while block:
-                    yield gunzip.decompress(block, _BLOCK_BYTES)
+                    out = gunzip.decompress(block, _BLOCK_BYTES)
+                    inflated += len(out)
+                    if inflated > cap:
+                        raise IngestError(path, f"inflates beyond {cap / 1e6:,.0f} MB, more than "
+                                          f"{_MAX_INFLATION}x its size: a gzip bomb, not a trace",
+                                          "check where the file came from")
+                    yield out
                     block = gunzip.unconsumed_tail
             yield gunzip.flush()
         except zlib.error as exc:
@@ -262,7 +327,7 @@ def _parse(path: Path, data: bytes, repairs: list[str], exact: bool = False) -> 
         parsed = decoder.decode(data)
     except msgspec.ValidationError:
         parsed = _parse_generic(path, data, exact, legacy)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         _raise_if_truncated(path, data, exc)
         data = _repair(data, repairs)
         try:
@@ -327,7 +392,7 @@ def _number(value) -> float | None:
         return None
 
 
-def _raise_if_truncated(path: Path, data: bytes, exc: msgspec.DecodeError) -> None:
+def _raise_if_truncated(path: Path, data: bytes, exc: Exception) -> None:
     if "truncated" in str(exc):
         where = "inside traceEvents" if b'"traceEvents"' in data else "before any event"
         raise IngestError(
@@ -382,12 +447,11 @@ def _as_int(value: Id) -> int | None:
 
 
 def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
-    """Events that become warehouse rows, as Arrow columns (event_no is filled in later)."""
+    """Events that become warehouse rows, as Arrow columns."""
     kept = [e for e in events
             if e.ph not in _SKIPPED_PHASES and e.cat not in _SKIPPED_CATEGORIES and e.ts is not None]
     text_ts = [bytes(e.ts).decode() for e in kept] if exact else None
     columns = {
-        "event_no": [0] * len(kept),
         "cat": [e.cat for e in kept],
         "name": [e.name for e in kept],
         "pid": [_as_int(e.pid) for e in kept],
@@ -405,26 +469,22 @@ def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
         schema=schema())
 
 
-def _decoded(path: Path, batches: list[pa.RecordBatch], total: int, trace: Trace,
-             repairs: list[str]) -> Decoded:
-    import pyarrow as pa
-
-    table = pa.Table.from_batches(batches, schema=schema())
-    if table.num_rows == 0:
-        raise IngestError(path, "empty trace: no complete events (ph X) to store",
-                          "profile with activities=[CPU, CUDA] and at least one step")
-    table = table.set_column(0, "event_no", pa.array(range(1, table.num_rows + 1), pa.int64()))
+def _decoded(trace: Trace, repairs: list[str]) -> Decoded:
     trace.traceEvents = []
-    return Decoded(table, trace, repairs)
+    return Decoded(trace, repairs)
 
 
-def _metadata(trace: Trace) -> dict:
+def _metadata(trace: Trace, repairs: list[str]) -> dict:
     out = {key: getattr(trace, key) for key in (
         "schemaVersion", "displayTimeUnit", "trace_id", "host_name", "cupti_version",
         "cuda_runtime_version", "cuda_driver_version", "baseTimeNanoseconds")}
     for key in ("distributedInfo", "deviceProperties"):
-        raw = getattr(trace, key)
-        out[key] = msgspec.json.decode(raw) if raw else None
+        raw = getattr(trace, key)  # kept raw by the decoder, so not yet checked
+        try:
+            out[key] = msgspec.json.decode(raw) if raw else None
+        except UnicodeDecodeError:
+            out[key] = msgspec.json.decode(bytes(raw).decode("utf-8", "replace"))
+            repairs.append(f"invalid UTF-8 in {key} replaced")
     return {key: value for key, value in out.items() if value is not None}
 
 
@@ -450,6 +510,7 @@ class Staged:
     repairs: list[str]
     reader: str = ""        # duckdb read_json | python msgspec
     unmodelled: tuple = ()  # (category, events) of device events no stored table holds
+    faults: list[str] = field(default_factory=list)  # what 90_faults.sql counted, as warnings
 
 
 def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
@@ -464,21 +525,23 @@ def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
         try:
             return _stage(con, path, run_id, cut.trace, [], "duckdb read_json",
                           events_file=cut.events_file)
+        except duckdb.OutOfMemoryException:
+            raise  # the Python decoder would need more, outside DuckDB's limit
         except duckdb.Error:
             pass  # the lenient path below repairs or explains
         finally:
             cut.remove()
-    decoded = decode(path)
-    return _stage(con, path, run_id, decoded.trace, decoded.repairs, "python msgspec",
-                  events=decoded.events)
+    decoded = decode(path, EventTable(con))
+    return _stage(con, path, run_id, decoded.trace, decoded.repairs, "python msgspec")
 
 
 def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace,
-           repairs: list[str], reader: str, events_file: Path | None = None,
-           events: pa.Table | None = None) -> Staged:
+           repairs: list[str], reader: str, events_file: Path | None = None) -> Staged:
+    """Map the events (read_json.sql's view of `events_file`, else the Python decoder's temp
+    table _kineto_events) into the staged tables."""
     import json
 
-    meta = _metadata(trace)
+    meta = _metadata(trace, repairs)
     dist = _distributed_info(meta)
     folder = sql_dir().joinpath(*_SQL)
     set_variables(
@@ -487,9 +550,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
         host=meta.get("host_name"), device_properties=json.dumps(meta.get("deviceProperties") or []),
         skipped_phases=sorted(_SKIPPED_PHASES), skipped_categories=sorted(_SKIPPED_CATEGORIES),
         events_file=None if events_file is None else str(events_file))
-    if events is not None:
-        con.register("_kineto_events", events)
-    else:
+    if events_file is not None:
         run_script(con, folder / "read_json.sql")
     try:
         for script in sorted(folder.glob("[0-9][0-9]_*.sql")):
@@ -501,16 +562,28 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
         unmodelled = tuple(con.execute(
             "SELECT coalesce(cat, '(none)'), count(*) FROM _ev WHERE kind = 'other' AND "
             "pid IS DISTINCT FROM getvariable('host_pid') GROUP BY ALL ORDER BY 1").fetchall())
+        faults = first_row(con, "SELECT getvariable('event_faults')")[0]
     finally:
-        if events is not None:
-            con.unregister("_kineto_events")
         _drop_working_tables(con)
     if origin is None:
         raise IngestError(path, "empty trace: no complete events (ph X) to store",
                           "profile with activities=[CPU, CUDA] and at least one step")
     # without a base time, epoch µs are ~1.7e15 and relative µs stay below ~1e13
     relative = trace.baseTimeNanoseconds is None and origin < 1e17
-    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader, unmodelled)
+    return Staged(meta, trace.baseTimeNanoseconds, relative, origin, repairs, reader,
+                  unmodelled, _fault_warnings(faults))
+
+
+def _fault_warnings(faults: dict) -> list[str]:
+    """90_faults.sql's counts as the source's warnings."""
+    warnings = []
+    if faults["negative_durations"]:
+        warnings.append(f"{faults['negative_durations']:,} event(s) with a negative duration: "
+                        "stored with duration 0")
+    if faults["duplicates"]:
+        warnings.append(f"{faults['duplicates']:,} event(s) written again, identical in every "
+                        "field: stored as often as written")
+    return warnings
 
 
 def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -583,10 +656,12 @@ def _cut_events(path: Path) -> _Cut | None:
             source.unlink()
             temporary.remove(source)
         return _Cut(trace, events_file, temporary)
-    except (LookupError, OSError, IngestError):
+    except BaseException as exc:
         for temp in temporary:
             temp.unlink(missing_ok=True)
-        return None
+        if isinstance(exc, (LookupError, OSError, *_UNDECODABLE)):
+            return None  # the Python decoder repairs or explains
+        raise  # a bad gzip, a bomb: the Python decoder would only say so again
 
 
 def _close_of_events(header: bytes, tail: bytes, tail_start: int) -> tuple[Trace, int]:
@@ -602,7 +677,7 @@ def _close_of_events(header: bytes, tail: bytes, tail_start: int) -> tuple[Trace
         if before.endswith((b"}", b"[")):
             try:
                 return decoder.decode(header + tail[position:]), tail_start + position
-            except msgspec.MsgspecError:
+            except _UNDECODABLE:
                 pass
 
 
@@ -640,11 +715,14 @@ def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list
 
     meta = staged.metadata
     dist = _distributed_info(meta)
-    warnings = [f"repaired: {r}" for r in staged.repairs]
+    warnings = [f"repaired: {r}" for r in staged.repairs] + staged.faults
     taken = taken_ranks(con, run_id)
     rank, source = rank_from_map(rules, path, None, True), "rank-map"
-    if rank is None and isinstance(dist.get("rank"), int):
-        rank, source = dist["rank"], "distributedInfo"
+    written = dist.get("rank")
+    if rank is None and isinstance(written, int) and written >= 0:
+        rank, source = written, "distributedInfo"
+    elif rank is None and written is not None:
+        warnings.append(f"distributedInfo.rank {written!r} is not a rank: ignored")
     if rank is None and rank_from_filename(path) is not None:
         rank, source = rank_from_filename(path), "filename"
     if rank is None:

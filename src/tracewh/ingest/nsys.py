@@ -98,7 +98,9 @@ def read_export_info(path: Path) -> ExportInfo:
     try:
         con = sqlite3.connect(f"{_uri(path)}?mode=ro", uri=True)
         try:
-            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            # a table some tool replaced by a view of the same name reads the same
+            tables = {r[0] for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
             return _export_info(con, tables)
         finally:
             con.close()
@@ -175,7 +177,7 @@ def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
             cursor = reader.cursor()
             try:
                 cursor.execute(_typed_select(table, select, columns))
-                batches = cursor.fetch_record_batch()
+                batches = _valid_utf8(cursor.fetch_record_batch(), table, info.warnings)
                 con.register("_nsys_batches", batches)
                 # Drop the typing sentinel row (see _typed_select).
                 con.execute(
@@ -189,6 +191,37 @@ def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
                           "the file may be truncated or corrupt; re-export it") from None
     finally:
         reader.close()
+
+
+def _valid_utf8(batches, table: str, warnings: list[str]):
+    """The batches with invalid UTF-8 in text columns replaced by U+FFFD, as Kineto traces are
+    repaired (SQLite stores TEXT unchecked; DuckDB refuses it), each repair counted once per
+    table in the source's warnings."""
+    import pyarrow as pa
+
+    if not any(pa.types.is_string(f.type) for f in batches.schema):
+        return batches  # the big tables (kernels, API calls) hold no text: read as before
+    repaired = 0
+
+    def checked():
+        nonlocal repaired
+        for batch in batches:
+            for index, column in enumerate(batch.columns):
+                if not pa.types.is_string(column.type):
+                    continue
+                try:
+                    column.validate(full=True)
+                except pa.ArrowInvalid:
+                    raw = column.cast(pa.binary()).to_pylist()
+                    text = [None if v is None else v.decode("utf-8", "replace") for v in raw]
+                    repaired += sum(v is not None and v.encode() != r for v, r in zip(text, raw))
+                    batch = batch.set_column(index, batch.schema.field(index),
+                                             pa.array(text, pa.string()))
+            yield batch
+        if repaired:
+            warnings.append(f"repaired: invalid UTF-8 replaced in {repaired:,} {table} value(s)")
+
+    return pa.RecordBatchReader.from_batches(batches.schema, checked())
 
 
 def _typed_select(table: str, select: str, columns: dict[str, str]) -> str:
