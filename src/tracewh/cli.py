@@ -9,17 +9,44 @@ import time
 from pathlib import Path
 from typing import Annotated, Optional
 
+import duckdb
 import typer
 from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from . import __version__
-from .errors import TracewhError
-from .output import Format, write
-from .warehouse import connect, default_db_path, query_arrow
+from .errors import TracewhError, storage_fault
+from .output import Format, printable, write
+from .warehouse import (connect, default_db_path, interruptible, memory_limit_bytes,
+                        open_read_only, query_arrow)
+
+INTERRUPTED = "interrupted (Ctrl-C); nothing more was done"
+
+
+class _OneLineErrors(typer.core.TyperGroup):
+    """Every command ends a failure it did not foresee (a full disk, a read-only folder, a
+    DuckDB error, Ctrl-C) with one line and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except TracewhError as exc:
+            _fail(str(exc))
+        except (KeyboardInterrupt, duckdb.InterruptException):
+            _fail(INTERRUPTED, 130)
+        except RuntimeError as exc:  # DuckDB's word for Ctrl-C during a call on this thread
+            if str(exc) != "Query interrupted":
+                raise
+            _fail(INTERRUPTED, 130)
+        except (OSError, duckdb.Error) as exc:
+            command = f"tracewh {ctx.invoked_subcommand or ''}".strip()
+            fault = storage_fault(exc, f"finish '{command}'")
+            _fail(str(fault) if fault else f"{command}: {str(exc).splitlines()[0]}")
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     help="A SQL-first warehouse for distributed-training profiles (Nsight Systems, PyTorch profiler).",
     no_args_is_help=True,
     add_completion=False,
@@ -45,6 +72,12 @@ OutputOption = Annotated[
 MaxRowsOption = Annotated[int, typer.Option(help="Rows shown by --format table")]
 WaitOption = Annotated[float, typer.Option(
     "--wait", min=0, help="Seconds to wait while another tracewh holds the warehouse")]
+QueryMemoryOption = Annotated[str, typer.Option(
+    "--memory-limit", envvar="TRACEWH_MEMORY_LIMIT",
+    help="DuckDB memory limit for the query, and the most its result may hold")]
+TimeoutOption = Annotated[Optional[float], typer.Option(
+    "--timeout", min=0, help="Stop the query after this many seconds",
+    show_default="none")]
 
 
 def _waiting(message: str) -> None:
@@ -52,7 +85,7 @@ def _waiting(message: str) -> None:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[red]Error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    err.print(f"[red]Error:[/red] {escape(printable(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -209,6 +242,8 @@ def query(
     lake: Annotated[Optional[Path], typer.Option(
         "--lake", help="Lake folder written by 'tracewh export' (--engine spark)",
         file_okay=False)] = None,
+    memory_limit: QueryMemoryOption = "1GB",
+    timeout: TimeoutOption = None,
 ) -> None:
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
     or, with --engine spark, over a Parquet lake on a local Spark session.
@@ -238,9 +273,9 @@ def query(
             write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
                   max_rows, err)
             return
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
-        lock_down(con)
-        result = run_metric(con, chosen, params)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
+        lock_down(con, memory_limit)
+        result = interruptible(con, lambda: run_metric(con, chosen, params), timeout)
         write(result, fmt, output, max_rows, err)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
@@ -267,6 +302,8 @@ def sql(
     output: OutputOption = None,
     max_rows: MaxRowsOption = 100,
     wait: WaitOption = 60.0,
+    memory_limit: QueryMemoryOption = "1GB",
+    timeout: TimeoutOption = None,
 ) -> None:
     """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse.
 
@@ -276,20 +313,21 @@ def sql(
 
         tracewh sql "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
     """
-    import duckdb
-
     from .guard import check_query, lock_down, parse_one_statement, warehouse_relations
 
     con = None
     try:
         parse_one_statement(statement)  # refuse what cannot be checked before opening anything
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         check_query(statement, *warehouse_relations(con))
-        lock_down(con)
-        result = query_arrow(con, statement)
+        lock_down(con, memory_limit)
+        limit = memory_limit_bytes(con)
+        result = interruptible(con, lambda: query_arrow(con, statement, limit), timeout)
         write(result, fmt, output, max_rows, err)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error as exc:
         _fail(str(exc).splitlines()[0])
     finally:
@@ -302,7 +340,7 @@ def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOp
          wait: WaitOption = 60.0) -> None:
     """List the runs in the warehouse, with their ranks and sources."""
     try:
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         result = query_arrow(con,
             "SELECT r.run_id, r.world_size AS ranks, r.sources, "
             "(SELECT count(*) FROM kernels k WHERE k.run_id = r.run_id) AS kernels, "
@@ -312,6 +350,9 @@ def runs(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOp
         write(result, fmt, output, 10_000, err)
     except TracewhError as exc:
         _fail(str(exc))
+    except duckdb.Error as exc:  # it opened, but a part of it does not read back
+        _fail(f"{_db(db)}: cannot read the warehouse: {str(exc).splitlines()[0]} - "
+              f"'tracewh check --db {_db(db)}' lists what is wrong")
 
 
 @app.command()
@@ -367,6 +408,7 @@ def export(
     fmt: Annotated[str, typer.Option("--format", "-f",
                                      help="parquet (a lake of every view) or chrome-trace")] = "parquet",
     force: Annotated[bool, typer.Option(help="Rewrite runs that are already up to date")] = False,
+    wait: WaitOption = 60.0,
 ) -> None:
     """Write every view as Parquet, hive-partitioned by run (and rank for the big ones); or a
     run as one Chrome/Perfetto trace with all its ranks, clock offsets applied.
@@ -379,24 +421,28 @@ def export(
         tracewh export lake/ --db job.duckdb
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
     """
-    from .export import export_chrome_trace, export_lake
+    from .export import chrome_trace_name, export_chrome_trace, export_lake
 
     if fmt not in ("parquet", "chrome-trace"):
         _fail(f"--format {fmt!r}: choose parquet or chrome-trace")
     try:
-        con = connect(_db(db), read_only=True)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         if fmt == "parquet":
             report = export_lake(con, out, runs=run, force=force)
+            for problem in report.problems:
+                err.print(f"[red]Error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
             err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
                       f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
                       f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
                       highlight=False, markup=False)
+            if report.problems:
+                raise typer.Exit(1)
             return
         runs = run or [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
         if out.suffix == ".json" and len(runs) != 1:
             _fail("a single .json file holds one run - pick it with --run, or give a folder")
         for name in runs:
-            target = out if out.suffix == ".json" else out / (name.replace("/", "_") + ".trace.json")
+            target = out if out.suffix == ".json" else out / chrome_trace_name(name)
             target.parent.mkdir(parents=True, exist_ok=True)
             events = export_chrome_trace(con, name, target)
             err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
@@ -440,14 +486,29 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
 
 
 @app.command()
+def upgrade(db: DbOption = None, wait: WaitOption = 60.0) -> None:
+    """Bring a warehouse made by another tracewh version up to date (migrations and views), in
+    place; read-only commands never do this themselves."""
+    path = _db(db)
+    if not path.exists():
+        _fail(f"{path}: no warehouse here - run 'tracewh ingest PATH' first")
+    connect(path, wait=wait, on_wait=_waiting).close()
+    err.print(f"{path}: up to date", highlight=False, soft_wrap=True, markup=False)
+
+
+@app.command()
 def shell(
     db: DbOption = None,
     write_access: Annotated[bool, typer.Option("--write", help="Open read-write")] = False,
+    wait: WaitOption = 60.0,
 ) -> None:
     """Open the DuckDB shell on the warehouse (needs the `duckdb` CLI on PATH)."""
     path = _db(db)
     try:
-        connect(path, read_only=True).close()  # create/upgrade views before the shell sees them
+        if write_access:  # the user asked for writing: bring it up to date first
+            connect(path, wait=wait, on_wait=_waiting).close()
+        else:
+            open_read_only(path, wait=wait, on_wait=_waiting).close()
     except TracewhError as exc:
         _fail(str(exc))
     duckdb_cli = shutil.which("duckdb")
@@ -489,7 +550,7 @@ def report(
     con = None
     try:
         figure_size, figure_formats = parse_size(size), parse_formats(formats)
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         result = build_report(con, out, runs=run, size=figure_size, formats=figure_formats,
                               dpi=dpi, second_axis=second_axis, db_label=str(_db(db)))
     except TracewhError as exc:

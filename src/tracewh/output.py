@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+
+from .atomic import written_whole
+from .errors import TracewhError, storage_fault
 
 if TYPE_CHECKING:  # polars and pyarrow load only when there is a result to write
     import polars as pl
@@ -32,10 +38,12 @@ def write(result: pa.Table, fmt: Format, output: Path | None, max_rows: int,
     if fmt is Format.parquet:
         if output is None:
             raise ValueError("--format parquet needs --output FILE")
-        frame.write_parquet(output)
+        with written_whole(output, "write the result") as scratch:
+            frame.write_parquet(scratch)
         return
     if fmt is Format.table and output is None:
-        _print_table(frame, max_rows, err)
+        with stdout_faults():
+            _print_table(frame, max_rows, err)
         return
     frame = _flatten_nested(frame)
     text = {
@@ -45,9 +53,46 @@ def write(result: pa.Table, fmt: Format, output: Path | None, max_rows: int,
         Format.table: lambda: markdown(frame),
     }[fmt]()
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if sys.stdout.isatty():  # a person reads it: no raw escape sequences
+            text = printable(text)
+        with stdout_faults():
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
-        output.write_text(text)
+        with written_whole(output, "write the result") as scratch:
+            scratch.write_text(text)
+
+
+@contextmanager
+def stdout_faults():
+    """Flush standard output at the end of the block, so that a full or closed one (/dev/full,
+    a pipe that ended) is reported as one line by the command, not by Python at exit."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError as exc:
+        _drop_stdout()
+        fault = storage_fault(exc, "write the result", "standard output")
+        raise fault or TracewhError(f"standard output: cannot write the result: {exc}") from None
+
+
+def _drop_stdout() -> None:
+    """Send what is left in stdout's buffer to /dev/null, or Python's flush at exit fails
+    again with a message of its own."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a test's captured stdout)
+        pass
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters shown as \\xNN: an escape sequence in a kernel name or a
+    path must not recolour the terminal or set its title."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _flatten_nested(frame: pl.DataFrame) -> pl.DataFrame:
@@ -95,10 +140,10 @@ def _print_table(frame: pl.DataFrame, max_rows: int, err: Console) -> None:
         numeric = frame.schema[column].is_numeric()
         # long kernel names would wrap every row into a tower: cut them, the full text is
         # one --format csv away
-        table.add_column(Text(column), justify="right" if numeric else "left", no_wrap=True,
+        table.add_column(Text(printable(column)), justify="right" if numeric else "left", no_wrap=True,
                          overflow="ellipsis", max_width=None if numeric else 48)
     for row in frame.head(max_rows).iter_rows():
-        table.add_row(*(Text(_cell(v)) for v in row))
+        table.add_row(*(Text(printable(_cell(v))) for v in row))
     out.print(table)
     if frame.height > max_rows:
         err.print(f"({frame.height - max_rows:,} more rows; see them all with --format csv "
