@@ -275,7 +275,8 @@ def query(
             return
         con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         lock_down(con, memory_limit)
-        result = interruptible(con, lambda: run_metric(con, chosen, params), timeout)
+        limit = memory_limit_bytes(con)
+        result = interruptible(con, lambda: run_metric(con, chosen, params, limit), timeout)
         write(result, fmt, output, max_rows, err)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))

@@ -35,7 +35,7 @@ from sqlglot.tokens import TokenType
 
 from .errors import TracewhError
 from .resources import sql_dir
-from .warehouse import public_view_names
+from .warehouse import public_view_names, query_arrow
 
 REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params")
 OPTIONAL_KEYS = ("unit", "see")
@@ -382,8 +382,9 @@ def wrapped_sql(metric: Metric) -> str:
 
 
 def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
-               params: dict[str, object] | None = None) -> pa.Table:
-    """Run `metric` on `con` with `params` (strings, as typed on the command line)."""
+               params: dict[str, object] | None = None, max_bytes: int | None = None) -> pa.Table:
+    """Run `metric` on `con` with `params` (strings, as typed on the command line); a result
+    holding more than `max_bytes` is refused (warehouse.query_arrow)."""
     values = bind_values(metric, params)
     try:
         for name, value in values.items():
@@ -392,9 +393,7 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
                 con.execute(f'RESET VARIABLE "{name}"')  # no stale value from an earlier run
             else:
                 con.execute(f'SET VARIABLE "{name}" = ?', [value])
-        result = con.sql(wrapped_sql(metric))
-        # duckdb >= 1.5 names it to_arrow_table(); 1.4's arrow() returns the Table itself.
-        return result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.arrow()
+        return query_arrow(con, wrapped_sql(metric), max_bytes)
     except duckdb.Error as exc:
         raise MetricError(f"{metric.name} v{metric.version} ({metric.path}) failed: "
                           f"{str(exc).splitlines()[0]}") from None
