@@ -16,10 +16,37 @@ from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
 
 from . import __version__
-from .errors import TracewhError
-from .output import Format, Rows, Units, chosen_format, write
+from .errors import TracewhError, storage_fault
+from .output import Format, Rows, Units, chosen_format, printable, write
+
+INTERRUPTED = "interrupted (Ctrl-C); nothing more was done"
+
+
+class _OneLineErrors(typer.core.TyperGroup):
+    """Every command ends a failure it did not foresee (a full disk, a read-only folder, a
+    DuckDB error, Ctrl-C) with one line and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except TracewhError as exc:
+            _fail(str(exc))
+        except KeyboardInterrupt:
+            _fail(INTERRUPTED, 130)
+        except Exception as exc:  # duckdb is imported lazily: classified by what was loaded
+            duckdb = sys.modules.get("duckdb")
+            if (duckdb is not None and isinstance(exc, duckdb.InterruptException)) or (
+                    type(exc) is RuntimeError and str(exc) == "Query interrupted"):
+                _fail(INTERRUPTED, 130)  # DuckDB's word for Ctrl-C during a call on this thread
+            if isinstance(exc, OSError) or (duckdb is not None and isinstance(exc, duckdb.Error)):
+                command = f"tracewh {ctx.invoked_subcommand or ''}".strip()
+                fault = storage_fault(exc, f"finish '{command}'")
+                _fail(str(fault) if fault else f"{command}: {str(exc).splitlines()[0]}")
+            raise
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     help="A SQL-first warehouse for distributed-training profiles (Nsight Systems, PyTorch profiler).",
     no_args_is_help=True,
     add_completion=False,
@@ -54,6 +81,12 @@ OutputOption = Annotated[
 MaxRowsOption = Annotated[int, typer.Option(help="Rows shown by --format table")]
 WaitOption = Annotated[float, typer.Option(
     "--wait", min=0, help="Seconds to wait while another tracewh holds the warehouse")]
+QueryMemoryOption = Annotated[str, typer.Option(
+    "--memory-limit", envvar="TRACEWH_MEMORY_LIMIT",
+    help="DuckDB memory limit for the query, and the most its result may hold")]
+TimeoutOption = Annotated[Optional[float], typer.Option(
+    "--timeout", min=0, help="Stop the query after this many seconds",
+    show_default="none")]
 
 
 def _waiting(message: str) -> None:
@@ -61,7 +94,7 @@ def _waiting(message: str) -> None:
 
 
 def _fail(message: str, code: int = 1) -> None:
-    err.print(f"[red]Error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    err.print(f"[red]Error:[/red] {escape(printable(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -73,10 +106,28 @@ def connect(*args, **kwargs):
     return open_warehouse(*args, **kwargs)
 
 
-def query_arrow(con, statement: str):
+def query_arrow(con, statement: str, max_bytes: int | None = None):
     from .warehouse import query_arrow as arrow_of
 
-    return arrow_of(con, statement)
+    return arrow_of(con, statement, max_bytes)
+
+
+def open_read_only(*args, **kwargs):
+    from .warehouse import open_read_only as open_as_it_is
+
+    return open_as_it_is(*args, **kwargs)
+
+
+def memory_limit_bytes(con) -> int:
+    from .warehouse import memory_limit_bytes as limit_of
+
+    return limit_of(con)
+
+
+def interruptible(con, work, timeout):
+    from .warehouse import interruptible as run_interruptibly
+
+    return run_interruptibly(con, work, timeout)
 
 
 @contextmanager
@@ -89,7 +140,7 @@ def _reading(db: Path | None, wait: float):
 
     con = None
     try:
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         yield con
     except TracewhError as exc:
         _fail(str(exc))
@@ -323,6 +374,8 @@ def query(
     lake: Annotated[Optional[Path], typer.Option(
         "--lake", help="Lake folder written by 'tracewh export' (--engine spark)",
         file_okay=False)] = None,
+    memory_limit: QueryMemoryOption = "1GB",
+    timeout: TimeoutOption = None,
 ) -> None:
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
     or, with --engine spark, over a Parquet lake on a local Spark session.
@@ -356,11 +409,12 @@ def query(
             write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
                   max_rows, err, units=units, title_columns=True)
             return
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
-        lock_down(con)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
+        lock_down(con, memory_limit)
         values = bind_values(chosen, params)
         check_params(con, chosen.name, values)
-        result = run_metric(con, chosen, params)
+        limit = memory_limit_bytes(con)
+        result = interruptible(con, lambda: run_metric(con, chosen, params, limit), timeout)
         write(result, fmt, output, max_rows, err, units=units, title_columns=True)
         if result.num_rows == 0 and values.get("include_first_last") is False:
             err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
@@ -396,6 +450,8 @@ def sql(
     max_rows: MaxRowsOption = 100,
     units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
+    memory_limit: QueryMemoryOption = "1GB",
+    timeout: TimeoutOption = None,
 ) -> None:
     """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse.
 
@@ -422,13 +478,16 @@ def sql(
             except OSError as exc:
                 raise TracewhError(f"{file}: cannot read: {exc.strerror or exc}") from None
         parse_one_statement(statement)  # refuse what cannot be checked before opening anything
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         check_query(statement, *warehouse_relations(con))
-        lock_down(con)
-        result = query_arrow(con, statement)
+        lock_down(con, memory_limit)
+        limit = memory_limit_bytes(con)
+        result = interruptible(con, lambda: query_arrow(con, statement, limit), timeout)
         write(result, fmt, output, max_rows, err, units=units)
     except (TracewhError, ValueError) as exc:
         _fail(str(exc))
+    except duckdb.InterruptException:
+        raise
     except duckdb.Error as exc:
         _fail(duckdb_message(exc))
     finally:
@@ -494,7 +553,7 @@ def views(
             path = find_view(name)
             given = _db(db)
             # the types come from a warehouse: this one, or an empty one in memory
-            con = connect(given, read_only=True) if given.exists() else connect(":memory:")
+            con = open_read_only(given) if given.exists() else connect(":memory:")
             described = con.execute(f"DESCRIBE {name.lower()}").fetchall()  # a known view name
             columns = [(column, "ENUM" if str(kind).startswith("ENUM(") else str(kind))
                        for column, kind, *_ in described]  # an ENUM lists every name it holds
@@ -597,6 +656,7 @@ def export(
     fmt: Annotated[str, typer.Option("--format", "-f",
                                      help="parquet (a lake of every view) or chrome-trace")] = "parquet",
     force: Annotated[bool, typer.Option(help="Rewrite runs that are already up to date")] = False,
+    wait: WaitOption = 60.0,
 ) -> None:
     """Write every view as Parquet, hive-partitioned by run (and rank for the big ones); or a
     run as one Chrome/Perfetto trace with all its ranks, clock offsets applied.
@@ -611,18 +671,22 @@ def export(
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
         tracewh export pair.trace.json --format chrome-trace --run before --run after
     """
-    from .export import export_chrome_trace, export_lake
+    from .export import chrome_trace_name, export_chrome_trace, export_lake
 
     if fmt not in ("parquet", "chrome-trace"):
         _fail(f"--format {fmt!r}: choose parquet or chrome-trace")
     try:
-        con = connect(_db(db), read_only=True)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         if fmt == "parquet":
             report = export_lake(con, out, runs=run, force=force)
+            for problem in report.problems:
+                err.print(f"[red]Error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
             err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
                       f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
                       f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
                       highlight=False, markup=False)
+            if report.problems:
+                raise typer.Exit(1)
             return
         known = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
         series_ids = [s for (s,) in con.execute("SELECT DISTINCT series_id FROM series").fetchall()]
@@ -642,7 +706,7 @@ def export(
             err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
             return
         for name in runs:
-            target = out / (name.replace("/", "_") + ".trace.json")
+            target = out / chrome_trace_name(name)
             target.parent.mkdir(parents=True, exist_ok=True)
             events = export_chrome_trace(con, name, target)
             err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
@@ -687,14 +751,29 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
 
 
 @app.command()
+def upgrade(db: DbOption = None, wait: WaitOption = 60.0) -> None:
+    """Bring a warehouse made by another tracewh version up to date (migrations and views), in
+    place; read-only commands never do this themselves."""
+    path = _db(db)
+    if not path.exists():
+        _fail(f"{path}: no warehouse here - run 'tracewh ingest PATH' first")
+    connect(path, wait=wait, on_wait=_waiting).close()
+    err.print(f"{path}: up to date", highlight=False, soft_wrap=True, markup=False)
+
+
+@app.command()
 def shell(
     db: DbOption = None,
     write_access: Annotated[bool, typer.Option("--write", help="Open read-write")] = False,
+    wait: WaitOption = 60.0,
 ) -> None:
     """Open the DuckDB shell on the warehouse (needs the `duckdb` CLI on PATH)."""
     path = _db(db)
     try:
-        connect(path, read_only=True).close()  # create/upgrade views before the shell sees them
+        if write_access:  # the user asked for writing: bring it up to date first
+            connect(path, wait=wait, on_wait=_waiting).close()
+        else:
+            open_read_only(path, wait=wait, on_wait=_waiting).close()
     except TracewhError as exc:
         _fail(str(exc))
     # on PATH, else beside this Python: tracewh's own environment, not activated
@@ -742,7 +821,7 @@ def report(
     try:
         figure_size, figure_formats = parse_size(size), parse_formats(formats)
         params = _parse_params(param or [])
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         result = build_report(con, out, runs=run, size=figure_size, formats=figure_formats,
                               dpi=dpi, second_axis=second_axis, db_label=str(_db(db)),
                               params=params)
@@ -806,7 +885,7 @@ def diff(
         if unknown:
             raise TracewhError(f"--level {level!r}: {', '.join(map(repr, unknown))} is not one "
                                f"of {', '.join(DIFF_LEVELS)}")
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         known = {row[0] for row in con.execute("SELECT DISTINCT run_id FROM ranks").fetchall()}
         for run in (base, test):
             if run not in known:
@@ -923,7 +1002,7 @@ def metrics_lock() -> None:
 
 
 @kinds_app.command("list")
-def kinds_list(db: DbOption = None, fmt: FormatOption = Format.table, output: OutputOption = None,
+def kinds_list(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = None,
                wait: WaitOption = 60.0) -> None:
     """The kind patterns in precedence order: the first that matches a kernel's name gives its
     kind (yours first, then tracewh's; none: compute).
@@ -933,7 +1012,7 @@ def kinds_list(db: DbOption = None, fmt: FormatOption = Format.table, output: Ou
         tracewh kinds list --db job.duckdb
     """
     try:
-        con = connect(_db(db), read_only=True, wait=wait, on_wait=_waiting)
+        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         result = query_arrow(con,
             "SELECT row_number() OVER (ORDER BY origin <> 'user', position) AS precedence, "
             "kind, pattern, origin, note FROM store.kernel_kinds ORDER BY precedence")

@@ -25,11 +25,15 @@ from urllib.parse import quote, unquote
 import duckdb
 
 from . import __version__
+from .atomic import remove_tree, written_whole
+from .errors import storage_fault
 from .resources import sql_dir
 from .errors import TracewhError
 from .warehouse import first_row, views_checksum
 
 MANIFEST = "manifest.json"
+PART = "part_0.parquet"
+STAGING = ".staging"  # where a run is written before it is renamed into the lake
 # Views big enough that a reader wants to prune by rank as well as by run.
 BY_RANK = frozenset({"kernels", "gpu_ops", "cuda_api", "cpu_ops", "nvtx_ranges", "memcpy", "memset"})
 _EMPTY_RUN = "__empty__"  # holds a zero-row file so that a view with no rows still has a schema
@@ -40,6 +44,7 @@ class ExportReport:
     exported: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
     rows: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -62,44 +67,92 @@ def run_fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 
 def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | None = None,
                 force: bool = False) -> ExportReport:
-    """Write (or bring up to date) the Parquet lake at `out`."""
+    """Write (or bring up to date) the Parquet lake at `out`.
+
+    A kill or a full disk never leaves a lake that says more than it holds: the manifest first
+    stops vouching for the runs about to change, each run is written in a hidden staging folder
+    and renamed into place when whole, and the manifest is replaced (never rewritten in place)
+    last."""
+    try:
+        return _export_lake(con, out, runs, force)
+    except (OSError, duckdb.Error) as exc:  # named by the lake, not a hidden staging file
+        fault = storage_fault(exc, "export the lake", out)
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | None,
+                 force: bool) -> ExportReport:
     started = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     con.execute("SET memory_limit = ?", [os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB")])
-    manifest = _read_manifest(out)
-    known = manifest.get("runs", {})
+    known = _read_manifest(out).get("runs", {})
     fingerprints = run_fingerprints(con)
     wanted = set(runs) if runs else set(fingerprints)
     views = public_views(con)
     report = ExportReport()
-    for run in sorted(set(known) - set(fingerprints)):  # gone from the warehouse
-        _remove_run(out, views, run)
-        known.pop(run)
-        report.removed.append(run)
-    for run in sorted(wanted & set(fingerprints)):
-        if not force and known.get(run, {}).get("fingerprint") == fingerprints[run]:
-            report.skipped.append(run)
-            continue
-        _remove_run(out, views, run)
-        counts = {view: _copy_run(con, out, view, run) for view in views}
-        known[run] = {"fingerprint": fingerprints[run], "rows": counts}
-        report.exported.append(run)
-        report.rows += sum(counts.values())
+    gone = (set(known) | _runs_on_disk(out, views)) - set(fingerprints)
+    changing = {run for run in wanted & set(fingerprints)
+                if force or known.get(run, {}).get("fingerprint") != fingerprints[run]}
+    report.skipped = sorted(wanted & set(fingerprints) - changing)
+    for run in sorted(changing):
+        if not _fits_a_folder_name(run):
+            report.problems.append(
+                f"run {run[:60]!r}...: its name is {len(_partition_name(run).encode())} bytes as "
+                "a folder name, above the 255 a file system allows - not exported; the other "
+                "runs are")
+            changing.discard(run)
     schemas = {view: _schema(con, view) for view in views}
-    for view in views:
-        _keep_schema_file(con, out, view)
+    if gone or changing:  # from here until the last manifest, these runs are not vouched for
+        _write_manifest(out, views, schemas, {r: v for r, v in known.items()
+                                              if r not in gone and r not in changing})
+    for run in sorted(gone):
+        _remove_run(out, views, run)
+        known.pop(run, None)
+        report.removed.append(run)
+    staging = out / STAGING
+    try:
+        for run in sorted(changing):
+            remove_tree(staging)
+            counts = {view: _copy_run(con, staging, view, run) for view in views}
+            _remove_run(out, views, run)
+            for folder in sorted(staging.glob("*/run_id=*")):
+                (out / folder.parent.name).mkdir(exist_ok=True)
+                os.replace(folder, out / folder.parent.name / folder.name)
+            known[run] = {"fingerprint": fingerprints[run], "rows": counts}
+            report.exported.append(run)
+            report.rows += sum(counts.values())
+        for view in views:
+            _keep_schema_file(con, out, view)
+    finally:
+        remove_tree(staging)
+    _write_manifest(out, views, schemas, known)
+    report.bytes = sum(p.stat().st_size for p in out.rglob("*.parquet")
+                       if STAGING not in p.parts)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict) -> None:
     manifest = {
         "tracewh_version": __version__,
         "views_checksum": views_checksum(),
         "metrics_lock": _metrics_lock(),
         "layout": {view: ["run_id", "rank"] if view in BY_RANK else ["run_id"] for view in views},
         "schemas": schemas,
-        "runs": dict(sorted(known.items())),
+        "runs": dict(sorted(runs.items())),
     }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    report.bytes = sum(p.stat().st_size for p in out.rglob("*.parquet"))
-    report.seconds = time.perf_counter() - started
-    return report
+    with written_whole(out / MANIFEST, "write the lake's manifest") as scratch:
+        scratch.write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def _partition_name(run: str) -> str:
+    return "run_id=" + quote(run, safe="")
+
+
+def _fits_a_folder_name(run: str) -> bool:
+    return len(_partition_name(run).encode()) <= 255
 
 
 def _copy_run(con: duckdb.DuckDBPyConnection, out: Path, view: str, run: str) -> int:
@@ -108,21 +161,22 @@ def _copy_run(con: duckdb.DuckDBPyConnection, out: Path, view: str, run: str) ->
     rows = con.execute(f'SELECT count(*) FROM "{view}" WHERE run_id = ?', [run]).fetchall()[0][0]
     if rows == 0:
         return 0
-    run_dir = out / view / ("run_id=" + quote(run, safe=""))
+    run_dir = out / view / _partition_name(run)
     if view not in BY_RANK:
-        _copy(con, f'SELECT * EXCLUDE (run_id) FROM "{view}" WHERE run_id = ?', [run], run_dir)
+        _copy(con, f'SELECT * EXCLUDE (run_id) FROM "{view}" WHERE run_id = ?', [run],
+              run_dir / PART)
         return rows
     ranks = con.execute(f'SELECT DISTINCT rank FROM "{view}" WHERE run_id = ? ORDER BY 1', [run]).fetchall()
     for (rank,) in ranks:
         _copy(con, f'SELECT * EXCLUDE (run_id, rank) FROM "{view}" WHERE run_id = ? AND rank = ?',
-              [run, rank], run_dir / f"rank={rank}")
+              [run, rank], run_dir / f"rank={rank}" / PART)
     return rows
 
 
-def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    target = str(folder / "part_0.parquet").replace("'", "''")
-    con.execute(f"COPY ({query}) TO '{target}' (FORMAT PARQUET, COMPRESSION zstd)", params)
+def _copy(con: duckdb.DuckDBPyConnection, query: str, params: list, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    quoted = str(target).replace("'", "''")
+    con.execute(f"COPY ({query}) TO '{quoted}' (FORMAT PARQUET, COMPRESSION zstd)", params)
 
 
 def _keep_schema_file(con: duckdb.DuckDBPyConnection, out: Path, view: str) -> None:
@@ -134,14 +188,19 @@ def _keep_schema_file(con: duckdb.DuckDBPyConnection, out: Path, view: str) -> N
     if has_data:
         shutil.rmtree(empty, ignore_errors=True)
         return
-    partition_dir = empty / "rank=0" if view in BY_RANK else empty
-    if (partition_dir / "part_0.parquet").exists():
+    target = (empty / "rank=0" if view in BY_RANK else empty) / PART
+    if target.exists():
         return
-    partition_dir.mkdir(parents=True, exist_ok=True)
     dropped = "run_id, rank" if view in BY_RANK else "run_id"
-    target = str(partition_dir / "part_0.parquet").replace("'", "''")
-    con.execute(f"COPY (SELECT * EXCLUDE ({dropped}) FROM \"{view}\" LIMIT 0) TO '{target}' "
-                "(FORMAT PARQUET)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with written_whole(target, "export the lake") as scratch:
+        _copy(con, f'SELECT * EXCLUDE ({dropped}) FROM "{view}" LIMIT 0', [], scratch)
+
+
+def _runs_on_disk(out: Path, views: list[str]) -> set[str]:
+    """Runs with a partition in the lake: what a lost or damaged manifest no longer lists."""
+    return {unquote(partition.name.removeprefix("run_id="))
+            for view in views for partition in (out / view).glob("run_id=*")} - {_EMPTY_RUN}
 
 
 def _remove_run(out: Path, views: list[str], run: str) -> None:
@@ -167,10 +226,13 @@ def _metrics_lock() -> str | None:
 
 def _read_manifest(out: Path) -> dict:
     path = out / MANIFEST
-    if not path.exists():
+    try:
+        manifest = json.loads(path.read_text())
+    except FileNotFoundError:
         return {}
-    manifest = json.loads(path.read_text())
-    if manifest.get("views_checksum") != views_checksum():
+    except ValueError:  # damaged (an older tracewh rewrote it in place): start over
+        return {}
+    if not isinstance(manifest, dict) or manifest.get("views_checksum") != views_checksum():
         return {}  # views changed: every run is exported again
     return manifest
 
@@ -185,7 +247,7 @@ def export_chrome_trace(con: duckdb.DuckDBPyConnection, run: str | list[str], ou
     con.execute("SET VARIABLE labels = ?::VARCHAR[]", [labels])
     result = con.execute((sql_dir() / "export" / "chrome_trace.sql").read_text())
     written = 0
-    with out.open("w") as handle:
+    with written_whole(out, "write the trace") as scratch, scratch.open("w") as handle:
         handle.write('{"displayTimeUnit": "ms", "traceEvents": [\n')
         while rows := result.fetchmany(50_000):
             handle.write("".join((",\n" if written + i else "") + str(row[0])
@@ -214,3 +276,13 @@ def _chrome_trace_runs(con: duckdb.DuckDBPyConnection,
         runs += [run for run, _ in series]
         labels += [label for _, label in series]
     return runs, labels
+
+
+def chrome_trace_name(run: str) -> str:
+    """The file name of a run's trace in a folder: the run's name, cut to what a file system
+    allows (255 bytes) with a hash keeping cut names apart."""
+    name = run.replace("/", "_")
+    if len((name + ".trace.json").encode()) > 255:
+        digest = hashlib.sha256(run.encode()).hexdigest()[:12]
+        name = name.encode()[:200].decode(errors="ignore") + "-" + digest
+    return name + ".trace.json"

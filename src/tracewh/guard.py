@@ -60,6 +60,16 @@ SAFE_TABLE_FUNCTIONS = frozenset({
     "pragma_table_info", "pragma_show", "pragma_version", "pragma_database_size",
     "pragma_storage_info", "pragma_metadata_info", "test_all_types",
 })
+# Functions that read files, the settings or other SQL: refused wherever they are called, as a
+# table (FROM, JOIN, LATERAL) or as a value.
+FILE_OR_SQL_FUNCTIONS = frozenset({
+    "query", "query_table", "read_text", "read_blob", "glob", "sniff_csv",
+    "read_csv", "read_csv_auto", "read_json", "read_json_auto", "read_json_objects",
+    "read_json_objects_auto", "read_ndjson", "read_ndjson_auto", "read_ndjson_objects",
+    "read_parquet", "parquet_scan", "parquet_metadata", "parquet_schema",
+    "parquet_file_metadata", "parquet_kv_metadata", "parquet_bloom_probe", "read_xlsx",
+    "duckdb_settings", "duckdb_secrets", "duckdb_extensions", "which_secret", "getenv",
+})
 _HINT = "tracewh runs one read-only SELECT over the warehouse's views and tables"
 
 
@@ -109,11 +119,17 @@ def _keyword(node: exp.Expression) -> str:
     return {"into": "SELECT ... INTO", "truncatetable": "TRUNCATE"}.get(node.key, node.key.upper())
 
 
+_TOO_DEEP = QueryRefused(f"refused: nested too deeply to check - {_HINT}, with fewer levels of "
+                         "parentheses or subqueries")
+
+
 def parse_one_statement(sql: str) -> exp.Expression:
     """The single statement of `sql`; QueryRefused if it does not parse or holds several."""
     try:
         with _quiet_sqlglot():
             statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+    except RecursionError:  # sqlglot parses nesting recursively (about 45 levels)
+        raise _TOO_DEEP from None
     except (sqlglot.errors.ParseError, sqlglot.errors.TokenError) as exc:
         detail = exc.errors[0].get("description") if getattr(exc, "errors", None) else str(exc)
         raise QueryRefused(f"refused: cannot check this statement ({str(detail).splitlines()[0]})"
@@ -130,15 +146,43 @@ def check_query(sql: str, relations: set[str], macros: set[str] = frozenset()) -
     (`store.kernels`); `macros` the table macros of sql/views. Returns the parsed statement.
     """
     tree = parse_one_statement(sql)
+    try:
+        _check_tree(sql, tree, relations, macros)
+    except RecursionError:
+        raise _TOO_DEEP from None
+    return tree
+
+
+def _check_tree(sql: str, tree: exp.Expression, relations: set[str], macros: set[str]) -> None:
     if not isinstance(tree, _QUERIES):
         raise QueryRefused(f"refused: {why_refused(tree, sql)} - {_HINT}")
     node = forbidden_node(tree)
     if node is not None:
         raise QueryRefused(f"refused: {why_refused(node)} - {_HINT}")
+    for function in tree.find_all(exp.Func):
+        if _function_name(function) in FILE_OR_SQL_FUNCTIONS:
+            _refuse_function(_function_name(function))
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
         _check_table(table, relations, macros, ctes)
-    return tree
+    for lateral in tree.find_all(exp.Lateral):  # LATERAL f(...) is a table function too
+        if isinstance(lateral.this, exp.Func):
+            _check_table_function(lateral.this, macros)
+
+
+def _function_name(function: exp.Func) -> str:
+    return (function.name if isinstance(function, exp.Anonymous) else function.sql_name()).lower()
+
+
+def _refuse_function(name: str):
+    raise QueryRefused(f"refused: reads table function {name}(), which may read files, "
+                       f"settings or other SQL - {_HINT}")
+
+
+def _check_table_function(function: exp.Func, macros: set[str]) -> None:
+    name = _function_name(function)
+    if name not in SAFE_TABLE_FUNCTIONS and name not in macros:
+        _refuse_function(name)
 
 
 def _check_table(table: exp.Table, relations: set[str], macros: set[str], ctes: set[str]):
@@ -152,11 +196,8 @@ def _check_table(table: exp.Table, relations: set[str], macros: set[str], ctes: 
         raise QueryRefused(f"refused: reads {source.name!r}, which is not a view or table of the "
                            f"warehouse (files are not read) - {_HINT}")
     if isinstance(source, exp.Func):
-        name = (source.name if isinstance(source, exp.Anonymous) else source.sql_name()).lower()
-        if name in SAFE_TABLE_FUNCTIONS or name in macros:
-            return
-        raise QueryRefused(f"refused: reads table function {name}(), which may read files or run "
-                           f"other SQL - {_HINT}")
+        _check_table_function(source, macros)
+        return
     if source is not None:
         raise QueryRefused(f"refused: reads {source.sql(dialect='duckdb')} - {_HINT}")
 
@@ -174,11 +215,19 @@ def warehouse_relations(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[s
     return relations, macros
 
 
-def lock_down(con: duckdb.DuckDBPyConnection) -> None:
-    """DuckDB's own guards for a query connection: no file or network access, settings frozen.
+def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -> None:
+    """DuckDB's own guards for a query connection: no file or network access, settings frozen,
+    and with `memory_limit` a bound of its own (a read-only connection otherwise keeps DuckDB's
+    default, 80% of the machine's memory).
 
     Applies to the connection's whole database instance and cannot be undone, so call it on a
     connection made for one query and close it afterwards.
     """
+    if memory_limit is not None:
+        try:
+            con.execute("SET memory_limit = ?", [memory_limit])
+        except duckdb.Error as exc:
+            raise TracewhError(f"--memory-limit {memory_limit!r}: {str(exc).splitlines()[0]}"
+                               ) from None
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")

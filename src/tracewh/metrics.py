@@ -403,9 +403,12 @@ def wrapped_sql(metric: Metric) -> str:
 
 
 def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
-               params: dict[str, object] | None = None) -> pa.Table:
-    """Run `metric` on `con` with `params` (strings, as typed on the command line)."""
+               params: dict[str, object] | None = None, max_bytes: int | None = None) -> pa.Table:
+    """Run `metric` on `con` with `params` (strings, as typed on the command line); a result
+    holding more than `max_bytes` is refused (warehouse.query_arrow)."""
     import duckdb
+
+    from .warehouse import query_arrow
 
     values = bind_values(metric, params)
     try:
@@ -415,9 +418,7 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: Metric,
                 con.execute(f'RESET VARIABLE "{name}"')  # no stale value from an earlier run
             else:
                 con.execute(f'SET VARIABLE "{name}" = ?', [value])
-        result = con.sql(wrapped_sql(metric))
-        # duckdb >= 1.5 names it to_arrow_table(); 1.4's arrow() returns the Table itself.
-        return result.to_arrow_table() if hasattr(result, "to_arrow_table") else result.arrow()
+        return query_arrow(con, wrapped_sql(metric), max_bytes)
     except duckdb.Error as exc:
         from .mistakes import duckdb_message
 

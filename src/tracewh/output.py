@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .atomic import written_whole
+from .errors import TracewhError, storage_fault
 
 if TYPE_CHECKING:  # rich, polars and pyarrow load only when there is a result to write
     import polars as pl
@@ -96,7 +102,8 @@ def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_
     fmt = chosen_format(fmt, output)
     if fmt is Format.table and output is None:
         rows = result if isinstance(result, Rows) else Rows.of_arrow(result, max_rows)
-        _print_table(rows, max_rows, err, units, title_columns)
+        with stdout_faults():
+            _print_table(rows, max_rows, err, units, title_columns)
         return
     import polars as pl
 
@@ -104,7 +111,8 @@ def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_
     if fmt is Format.parquet:
         if output is None:
             raise ValueError("--format parquet needs --output FILE")
-        frame.write_parquet(output)
+        with written_whole(output, "write the result") as scratch:
+            frame.write_parquet(scratch)
         return
     frame = _flatten_nested(frame)
     text = {
@@ -114,9 +122,46 @@ def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_
         Format.table: lambda: markdown(frame),
     }[fmt]()
     if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if sys.stdout.isatty():  # a person reads it: no raw escape sequences
+            text = printable(text)
+        with stdout_faults():
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
     else:
-        output.write_text(text)
+        with written_whole(output, "write the result") as scratch:
+            scratch.write_text(text)
+
+
+@contextmanager
+def stdout_faults():
+    """Flush standard output at the end of the block, so that a full or closed one (/dev/full,
+    a pipe that ended) is reported as one line by the command, not by Python at exit."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError as exc:
+        _drop_stdout()
+        fault = storage_fault(exc, "write the result", "standard output")
+        raise fault or TracewhError(f"standard output: cannot write the result: {exc}") from None
+
+
+def _drop_stdout() -> None:
+    """Send what is left in stdout's buffer to /dev/null, or Python's flush at exit fails
+    again with a message of its own."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor (a test's captured stdout)
+        pass
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters shown as \\xNN: an escape sequence in a kernel name or a
+    path must not recolour the terminal or set its title."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _flatten_nested(frame: pl.DataFrame) -> pl.DataFrame:
@@ -214,8 +259,8 @@ def _print_table(result: Rows, max_rows: int, err: Console, units: Units,
         elif numeric:
             cells = [number(v) for v in values]
         else:
-            cells = ["" if v is None else str(v) for v in values]
-        columns.append((_header(name, is_time, units), cells, numeric))
+            cells = ["" if v is None else printable(str(v)) for v in values]
+        columns.append((printable(_header(name, is_time, units)), cells, numeric))
     widths, dropped = fit_columns(
         [(len(h), max((len(c) for c in cells), default=0), numeric)
          for h, cells, numeric in columns], out.width)

@@ -49,7 +49,8 @@ from string import Template
 from typing import Callable, Iterable
 
 from . import __version__
-from .errors import TracewhError
+from .atomic import written_whole
+from .errors import StorageFault, TracewhError, storage_fault
 from .metrics import MetricError, find_metric, list_metrics, run_metric
 from .warehouse import query_arrow
 
@@ -915,7 +916,8 @@ def table_diff(ctx: _Context, item: Item, base: str, test: str):
 def _save(fig, item: Item, out: Path, options: Options) -> None:
     for fmt in options.formats:
         path = out / f"{item.key}.{fmt}"
-        fig.savefig(path, format=fmt, dpi=options.dpi, metadata=_metadata(fmt))
+        with written_whole(path, "write the report") as scratch:
+            fig.savefig(scratch, format=fmt, dpi=options.dpi, metadata=_metadata(fmt))
         item.files[fmt] = path
         # the first save laid the figure out; keep those positions for the other formats
         # (constrained layout is much of the drawing time and gives the same answer again)
@@ -962,7 +964,8 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ReportError(f"{out}: cannot create the report folder: {exc.strerror}") from None
+        raise (storage_fault(exc, "create the report folder", out)
+               or ReportError(f"{out}: cannot create the report folder: {exc.strerror}")) from None
 
     inventory = _inventory(con)
     known = [r["run_id"] for r in inventory["runs"]]
@@ -989,6 +992,8 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
                     _save(fig, item, out, options)
             except Skip as exc:
                 item.skipped = str(exc)
+            except StorageFault:  # a full disk sinks every figure after it: stop, say so once
+                raise
             except Exception as exc:  # noqa: BLE001 - one figure must not sink the page
                 item.skipped = f"could not draw ({type(exc).__name__}: {exc})"
                 item.failed = True
@@ -998,7 +1003,8 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
 
     index = out / "index.html"
     page = _page(items, inventory, runs, options, db_label)
-    index.write_text(page, encoding="utf-8")
+    with written_whole(index, "write the report") as scratch:
+        scratch.write_text(page, encoding="utf-8")
     return Report(out, index, items, runs, time.perf_counter() - started)
 
 

@@ -7,23 +7,28 @@ version is; DuckDB keeps that version when the file is reopened.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import shutil
+import signal
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TypeVar
 
 import duckdb
 
 from . import __version__, kinds
-from .errors import TracewhError, WarehouseBusy
+from .errors import TracewhError, WarehouseBusy, storage_fault
 from .resources import migrations_dir, sql_dir
 from .sqlscript import run_script
 
+T = TypeVar("T")
 STORAGE_VERSION = "v1.4.0"
 # Rows a transaction appends go into compressed row groups of the file as each one fills; the
 # rest waits in memory and in the write-ahead log until a checkpoint. With DuckDB's default
@@ -107,11 +112,40 @@ def connect(path: str | Path | None = None, read_only: bool = False, wait: float
     return _open_for_write(path, waiting)
 
 
+def open_read_only(path: str | Path, wait: float = 0.0,
+                   on_wait: Callable[[str], None] | None = None) -> duckdb.DuckDBPyConnection:
+    """The warehouse at `path` for a command that only reads: never migrated in place (that is
+    a write the user did not ask for, and fails on a read-only file); one made by another
+    tracewh version is refused with how to upgrade it."""
+    con = connect(path, read_only=True, wait=wait, on_wait=on_wait, upgrade=False)
+    if _needs_upgrade(con):
+        con.close()
+        raise TracewhError(
+            f"{path}: made by another tracewh version - upgrade it with 'tracewh upgrade --db "
+            f"{path}' (read-only commands leave it as it is; for a file you cannot write, "
+            "upgrade a copy)")
+    return con
+
+
 def _open_for_write(path: Path, waiting: _Waiting | None = None) -> duckdb.DuckDBPyConnection:
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _create(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _create(path)
+        except (OSError, duckdb.Error) as exc:  # a full or read-only file system: one line
+            if _nearly_full(path.parent):  # DuckDB may report it as a short read of its copy
+                exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            raise (storage_fault(exc, "create the warehouse", path) or TracewhError(
+                f"{path}: cannot create the warehouse: {str(exc).splitlines()[0]}")) from None
     return _up_to_date(_open(path, read_only=False, waiting=waiting))
+
+
+def _nearly_full(folder: Path) -> bool:
+    """Less room than an empty warehouse takes (under 1 MB)."""
+    try:
+        return shutil.disk_usage(folder).free < 2**20
+    except OSError:
+        return False
 
 
 def _up_to_date(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -252,7 +286,8 @@ def _open(path: Path, read_only: bool, waiting: _Waiting | None = None
             return duckdb.connect(str(path), read_only=True) if read_only else _attach(path)
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
-                raise TracewhError(f"{path}: cannot open warehouse: {exc}") from None
+                raise (storage_fault(exc, "open the warehouse", path)
+                       or TracewhError(f"{path}: cannot open warehouse: {exc}")) from None
             holder = _LOCK_HOLDER.search(str(exc))
             by = f"another tracewh, pid {holder.group(1)}" if holder else "another tracewh"
             left = waiting.deadline - time.monotonic() if waiting else 0.0
@@ -474,12 +509,90 @@ def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = No
     return rows[0] if rows else None
 
 
-def query_arrow(con: duckdb.DuckDBPyConnection, sql: str):
-    """Run one query and return a pyarrow Table (DuckDB 2 names it to_arrow_table, 1.4 arrow)."""
+def query_arrow(con: duckdb.DuckDBPyConnection, sql: str, max_bytes: int | None = None):
+    """Run one query and return a pyarrow Table. The result lives outside DuckDB's memory limit,
+    so with `max_bytes` it is read in batches and refused once it holds more. VARIANT columns
+    come as text (no Arrow writer of ours can store DuckDB's encoding)."""
+    import pyarrow as pa
+
     relation = con.sql(sql)
     if relation is None:  # a statement that returns no rows
-        import pyarrow as pa
-
         return pa.table({})
-    method = getattr(relation, "to_arrow_table", None) or relation.arrow
-    return method()
+    if any(str(kind) == "VARIANT" for kind in relation.types):
+        relation = relation.project(", ".join(
+            f'"{name}"::VARCHAR AS "{name}"' if str(kind) == "VARIANT" else f'"{name}"'
+            for name, kind in zip((c.replace('"', '""') for c in relation.columns),
+                                  relation.types)))
+    reader = (getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader)(65_536)
+    batches, held = [], 0
+    for batch in reader:
+        held += batch.nbytes
+        if max_bytes is not None and held > max_bytes:
+            raise QueryStopped(f"the result passed the memory limit ({max_bytes / 2**20:,.0f} MiB) "
+                               "after {:,} rows - narrow it (WHERE, GROUP BY, LIMIT) or raise "
+                               "--memory-limit".format(sum(b.num_rows for b in batches)))
+        batches.append(batch)
+    return pa.Table.from_batches(batches, schema=reader.schema)
+
+
+class QueryStopped(TracewhError):
+    """A query stopped by its time or memory limit, or by Ctrl-C."""
+
+
+_BYTES = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
+    """DuckDB's memory limit on `con`, in bytes (it reports '953.6 MiB')."""
+    number, unit = first_row(con, "SELECT current_setting('memory_limit')")[0].split()
+    return int(float(number) * _BYTES[unit])
+
+
+def interruptible(con: duckdb.DuckDBPyConnection, work: Callable[[], T],
+                  timeout: float | None = None) -> T:
+    """`work()` (queries on `con`), stopped with QueryStopped after `timeout` seconds, or with
+    KeyboardInterrupt at Ctrl-C. It runs in a thread of its own while this one waits: Python handles Ctrl-C only
+    between steps of the main thread, which a long DuckDB call never gives back (11 of 20
+    Ctrl-C stopped such a query before), and DuckDB stops at con.interrupt() within a vector."""
+    outcome: dict = {}
+    done, interrupted = threading.Event(), threading.Event()
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    def on_ctrl_c(signum, frame):  # instead of KeyboardInterrupt, which could strike anywhere
+        interrupted.set()
+        con.interrupt()
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_ctrl_c) if main else None
+    try:
+        threading.Thread(target=run, name="tracewh-query", daemon=True).start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        timed_out, stopping_since = False, None
+        while not done.wait(0.05):
+            timed_out = timed_out or (deadline is not None and time.monotonic() > deadline)
+            if interrupted.is_set() or timed_out:
+                # again and again: an interrupt before the query starts is lost; and Python code
+                # of `work` (a conversion) gets a moment to notice
+                stopping_since = stopping_since or time.monotonic()
+                if time.monotonic() > stopping_since + 5:
+                    break
+                con.interrupt()
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if interrupted.is_set() or timed_out:
+        outcome.clear()  # DuckDB objects left alive at exit make its binding print warnings
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        raise QueryStopped(f"stopped after --timeout {timeout:g} s - narrow the query or "
+                           "raise --timeout")
+    if "error" in outcome:
+        raise outcome.pop("error")
+    return outcome["value"]
