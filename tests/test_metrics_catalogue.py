@@ -120,7 +120,7 @@ def by(key, items):
 def mem():
     """An in-memory database with only the macros: they need no warehouse."""
     connection = duckdb.connect()
-    connection.execute((sql_dir() / "views" / "_intervals.sql").read_text())
+    connection.execute((sql_dir() / "lib" / "intervals.sql").read_text())
     yield connection
     connection.close()
 
@@ -245,7 +245,7 @@ def test_macros_on_many_chunks_and_threads(preserve_order):
     connection = duckdb.connect()
     connection.execute("SET threads = 4")
     connection.execute(f"SET preserve_insertion_order = {str(preserve_order).lower()}")
-    connection.execute((sql_dir() / "views" / "_intervals.sql").read_text())
+    connection.execute((sql_dir() / "lib" / "intervals.sql").read_text())
     rnd = random.Random(11)
     data = []
     for g in range(5):
@@ -317,7 +317,7 @@ def test_overlap_sum_tile_and_clip_equal_brute_force(mem, seed):
 def test_macros_in_the_plain_duckdb_shell(tmp_path):
     if shutil.which("duckdb") is None:
         pytest.skip("the duckdb shell is not on PATH")
-    script = (sql_dir() / "views" / "_intervals.sql").read_text() + """
+    script = (sql_dir() / "lib" / "intervals.sql").read_text() + """
 CREATE TABLE ops AS SELECT * FROM (VALUES (1, 0, 10), (1, 10, 20), (1, 5, 5), (1, 30, 30),
     (1, 40, 50), (1, 40, 50)) t(grp, start_ns, end_ns);
 SELECT start_ns, end_ns, intervals_merged FROM intervals_union(ops) ORDER BY start_ns;
@@ -1094,3 +1094,29 @@ def test_ops_alone_on_the_timeline_give_the_answer_of_the_full_sweep(tmp_path):
     assert len(cases) > 40
     for (metric, params), b, a in zip(cases, before, after):
         assert b == a, (metric.name, params)
+
+
+# --- the grain audit (issue 24) ---------------------------------------------------------------
+
+def grain_problems(con, metric, params=None):
+    table = run_metric(con, metric, params or {})
+    missing = [c for c in metric.grain if c not in table.column_names]
+    if missing:
+        return [f"{metric.name}: grain column(s) {', '.join(missing)} not in its output"]
+    seen, repeated = set(), set()
+    for row in table.select(list(metric.grain)).to_pylist():
+        key = tuple(row.values())
+        (repeated if key in seen else seen).add(key)
+    return [f"{metric.name}: grain {', '.join(metric.grain)} repeats for {sorted(repeated, key=str)[:3]}"
+            ] if repeated else []
+
+
+@pytest.mark.parametrize("per_iteration", [False, True])
+def test_every_metric_grain_exists_and_never_repeats(con, per_iteration):
+    """A metric's `-- grain:` names its output's key: columns it has, never two rows alike."""
+    problems = []
+    for metric in list_metrics():
+        params = {"per_iteration": "true"} if per_iteration and any(
+            p.name == "per_iteration" for p in metric.params) else {}
+        problems += grain_problems(con, metric, params)
+    assert problems == []

@@ -5,6 +5,7 @@
 -- grain: run_id, rank
 -- params: run (text, optional)
 -- see: clock_offsets view (DESIGN section 4)
+-- uses: clock_offsets
 --
 -- The clock_offsets view, with spreads: per rank the offset to subtract from its raw times
 -- to compare it with the reference rank (0 for ranks on the reference's host), how many

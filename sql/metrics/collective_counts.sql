@@ -5,6 +5,7 @@
 -- grain: run_id, rank, collective, pg_name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench coll_call_num
+-- uses: iterations, nccl_ops
 --
 -- Counts NCCL operations (rows of nccl_ops: one per collective or send/recv, so a kernel that
 -- runs a group of operations counts each of them), not NCCL kernels, and keeps kinds, process

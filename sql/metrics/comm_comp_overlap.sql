@@ -5,6 +5,7 @@
 -- grain: run_id, rank
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA get_comm_comp_overlap
+-- uses: gpu_ops, intervals, kernel_kind, kernels
 --
 -- Per rank, with U = merged intervals of the rank's GPU kernels:
 --   comm_ns          |U comm|                 (NCCL and other communication kernels)

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_api_sum
+-- uses: cuda_api, duration_ns, sources
 --
 -- One row per CUDA runtime or driver function (name without the _vNNNN suffix) on each rank:
 --   time_pct   this function's total x 100 / the total of all API calls of its run and rank

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_sum
+-- uses: kernels
 --
 -- One row per kernel name on each rank, with the numbers of cuda_gpu_kern_sum:
 --   time_pct   this name's total x 100 / the total of all kernels of its run and rank

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, operation
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
+-- uses: duration_ns, gpu_ops, sources
 --
 -- One row per memory operation on each rank: `[CUDA memcpy Host-to-Device]` and the other copy
 -- kinds, and `[CUDA memset]`, with both reports' numbers side by side:

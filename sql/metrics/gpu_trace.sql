@@ -2,9 +2,10 @@
 -- version: 3
 -- summary: Every kernel, memcpy and memset, optionally in a time window, as nsys stats -r cuda_gpu_trace lists them
 -- unit: ns
--- grain: run_id, rank, device_id, stream_id, start_ns
+-- grain: run_id, rank, device_id, stream_id, start_ns, correlation_id
 -- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_trace --filter-time
+-- uses: duration_ns, gpu_ops, sources
 --
 -- One row per GPU operation of the gpu_ops view, with the launch configuration of kernels,
 -- ordered by start time.

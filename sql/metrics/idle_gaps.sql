@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_id, cause, size_bucket
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000)
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
+-- uses: gpu_ops, intervals, ranks
 --
 -- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends

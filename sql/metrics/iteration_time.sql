@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), step_pattern (text, optional), include_first_last (bool, default false), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional)
 -- see: HTA / TraceLens step time; nsys nvtx_sum of ProfilerStep#N
+-- uses: clock_offsets, training_steps
 --
 -- Iterations are the host ranges of the iterations view (ProfilerStep#N, step N, iteration N), or,
 -- with step_pattern, the NVTX ranges whose name matches that regular expression (numbered by the

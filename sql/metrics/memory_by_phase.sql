@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration, phase, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
+-- uses: iterations, nvtx_ranges, ranks, samples
 --
 -- Samples (tracewh ingest --series) are joined to ranks by UTC time: a rank's samples are those
 -- of its GPU (samples.device_id = ranks.device_id) on its host (when both name one). `measure`

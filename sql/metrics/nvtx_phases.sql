@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration, phase
 -- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
+-- uses: nvtx_ranges, training_steps
 --
 -- A phase is an NVTX range (or Kineto user annotation) whose name matches `phases`, a regular
 -- expression; the default matches names ending in forward, backward, optimizer, step,

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, range, style
 -- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
+-- uses: duration_ns, nvtx_ranges, sources
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
 -- `:name`) and style is PushPop, StartEnd, or Annotation (Kineto user annotations):

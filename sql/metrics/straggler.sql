@@ -5,6 +5,7 @@
 -- grain: run_id, rank
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA straggler analysis; nsys recipe nccl_gpu_overlap_trace
+-- uses: collective_waits
 --
 -- Collectives (not sends or receives: their peers differ from rank to rank) matched across
 -- ranks by op_key and seen on at least two ranks, from the collective_waits view: times are

@@ -5,6 +5,7 @@
 -- grain: run_id
 -- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
 -- see: CCL-Bench throughput_tokens_sec
+-- uses: clock_offsets, runs, training_steps
 --
 -- One row per run. The iteration time is the median over iterations of the across-rank
 -- iteration time (last aligned end - first aligned start over the ranks), as iteration_time

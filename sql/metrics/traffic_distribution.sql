@@ -5,6 +5,7 @@
 -- grain: run_id, collective, pg_name, size_bucket
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
+-- uses: nccl_ops
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
 -- rank's operation), with its size (full_bytes, nccl-tests size), t = the shortest duration over

@@ -1,3 +1,4 @@
+-- uses: none
 -- Kernel kinds (DESIGN section 6), version 1.
 -- The kind is computed from the name whenever a view is read, so rows already in the warehouse
 -- are re-classified as soon as a newer tracewh installs changed patterns.

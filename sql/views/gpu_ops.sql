@@ -1,3 +1,4 @@
+-- uses: gpu_op_kind, gpu_op_name, kernel_kind, memcpy_label
 -- Every GPU activity: kernels, memcpy and memset, with their kind. The base of every
 -- busy / idle / overlap metric. Launch configuration is NULL for copies and memsets; bytes and
 -- memory kinds are NULL for kernels. rank_key is one BIGINT per (run_id, rank), as in `ranks`:

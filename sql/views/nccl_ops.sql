@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per collective or point-to-point operation on a rank, with the GPU kernel's times.
 CREATE OR REPLACE VIEW nccl_ops AS
 SELECT

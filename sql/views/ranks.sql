@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per rank (process) of a run, and where its rank number came from.
 CREATE OR REPLACE VIEW ranks AS
 SELECT

@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per training job (run), with what metrics need from its workload card.
 CREATE OR REPLACE VIEW runs AS
 SELECT
