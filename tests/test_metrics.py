@@ -489,11 +489,11 @@ def test_comments_and_spacing_of_a_module_do_not_count(sql_copy):
 
 
 @pytest.mark.parametrize("folder, name, old, new, message", [
-    ("metrics", "clock_skew.sql", "-- uses: clock_offsets", "-- uses: clock_offsets, ranks",
+    ("metrics", "clock_skew.sql", "-- uses: clock_offsets, scope", "-- uses: clock_offsets, ranks, scope",
      r"clock_skew.sql:8: `-- uses:` does not match the SQL; declares unused ranks"),
-    ("metrics", "clock_skew.sql", "-- uses: clock_offsets", "-- uses: clocks",
+    ("metrics", "clock_skew.sql", "-- uses: clock_offsets, scope", "-- uses: clocks, scope",
      r"clock_skew.sql:8: `-- uses:` names clocks, which no file"),
-    ("metrics", "clock_skew.sql", "-- uses: clock_offsets\n", "",
+    ("metrics", "clock_skew.sql", "-- uses: clock_offsets, scope\n", "",
      r"clock_skew.sql:1: header lacks `-- uses:`"),
     ("lib", "training_steps.sql", "-- uses: iteration_number, iterations, nvtx_ranges",
      "-- uses: iterations, nvtx_ranges",

@@ -5,7 +5,7 @@
 -- grain: run_id, rank
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA get_comm_comp_overlap
--- uses: gpu_ops, intervals, kernel_kind, kernels
+-- uses: gpu_ops, intervals, kernel_kind, kernels, scope
 --
 -- Per rank, with U = merged intervals of the rank's GPU kernels:
 --   comm_ns          |U comm|                 (NCCL and other communication kernels)
@@ -27,8 +27,7 @@ WITH kinds AS MATERIALIZED (
 keys AS (
     SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
     FROM (SELECT DISTINCT run_id, rank FROM kernels
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+          WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank')))
 ),
 ops AS NOT MATERIALIZED (
     SELECT k.grp,
@@ -38,10 +37,8 @@ ops AS NOT MATERIALIZED (
     FROM kernels g
     JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
     JOIN kinds d ON d.name = g.name AND d.kind IN ('compute', 'comm')
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 comm_all AS MATERIALIZED (
     SELECT * FROM ops WHERE kind = 'comm'
@@ -74,30 +71,25 @@ iteration_spans AS (
                  max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
           FROM gpu_ops
           WHERE iteration IS NOT NULL
-            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+            AND iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
+            AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+            AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
           GROUP BY ALL) s
     JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns
     FROM intervals_tile(iteration_spans)
-    WHERE (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+    WHERE iteration_in(window_id, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 windowed AS (
     -- the iteration that launched a kernel is the clip's first guess of its tile
     SELECT grp, start_ns, end_ns, kind, iteration AS window_id FROM near
-    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+    WHERE iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 kept AS NOT MATERIALIZED (
     SELECT grp, start_ns, end_ns, kind FROM near
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
     UNION ALL
     SELECT grp, start_ns, end_ns, kind FROM intervals_clip(windowed, tiles)
 ),

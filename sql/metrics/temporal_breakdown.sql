@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
--- uses: gpu_ops, intervals, ranks
+-- uses: gpu_ops, intervals, iteration_tiles, ranks, scope
 --
 -- W is the window: the rank's GPU span [first GPU op start, last GPU op end], cut to
 -- start_ns/end_ns (UTC) when given. Over W, with U = merged intervals and |.| = total length:
@@ -33,14 +33,12 @@ WITH ops AS NOT MATERIALIZED (
            CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
                      WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
     FROM gpu_ops
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 by_iteration AS (
     SELECT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
-           OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+           OR iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
            AS yes
 ),
 -- whole ranks: one window per rank --------------------------------------------------------------
@@ -51,33 +49,19 @@ rank_windows AS (
            least(last_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns
     FROM (SELECT rank_key AS grp, min(start_ns) AS first_ns, max(end_ns) AS last_ns,
                  count(*) FILTER (
-                     WHERE (getvariable('start_ns') IS NULL
-                            OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-                       AND (getvariable('end_ns') IS NULL
-                            OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))) AS in_window
+                     WHERE window_overlaps(start_ns, end_ns, getvariable('start_ns'),
+                                           getvariable('end_ns'))) AS in_window
           FROM gpu_ops
           WHERE NOT (SELECT yes FROM by_iteration)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
           GROUP BY rank_key)
     WHERE in_window > 0
 ),
 -- iterations: tiles of the rank's timeline --------------------------------------------------------
-iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
-    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-    FROM ops
-    WHERE iteration IS NOT NULL AND (SELECT yes FROM by_iteration)
-    GROUP BY grp, iteration
-),
 tiles AS (
-    SELECT grp, window_id, start_ns, end_ns
-    FROM intervals_tile(iteration_spans)
+    SELECT * FROM iteration_tiles(ops, (SELECT yes FROM by_iteration),
+                                  getvariable('iteration_from'), getvariable('iteration_to'))
     WHERE end_ns > start_ns
-      AND (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
 ),
 windows AS (
     SELECT * FROM rank_windows

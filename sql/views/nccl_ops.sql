@@ -1,10 +1,10 @@
--- uses: none
+-- uses: scope
 -- One row per collective or point-to-point operation on a rank, with the GPU kernel's times.
 CREATE OR REPLACE VIEW nccl_ops AS
 SELECT
     run_id,
     rank,
-    file_id * 4294967296 + rank AS rank_key,  -- one BIGINT per (run_id, rank), as in ranks
+    rank_key(file_id, rank) AS rank_key,  -- one BIGINT per (run_id, rank), as in ranks
     file_id,
     pid,
     device_id,

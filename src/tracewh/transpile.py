@@ -216,9 +216,10 @@ def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict
     macros = load_macros()
     tree = sqlglot.parse_one(sql, read="duckdb")
     _bind_variables(tree, values, types)
-    tree = _fold_constant_ctes(tree, catalog.con, label)
     tree = _fold_constant_calls(tree, catalog.con, macros, label)
     _inline_table_macros(tree, macros, itertools.count(1))
+    # after the table macros: relative_window(...) and its like become constant CTEs too
+    tree = _fold_constant_ctes(tree, catalog.con, label)
     tree = _inline_scalar_macros(tree, macros)
     for cte in tree.find_all(exp.CTE):
         cte.set("materialized", None)
