@@ -22,7 +22,7 @@ import pytest
 import tracewh
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths
-from tracewh.metrics import find_metric, list_metrics, run_metric
+from tracewh.metrics import MetricError, find_metric, list_metrics, run_metric
 from tracewh.resources import sql_dir
 
 from metric_fixtures import (BASE, Nccl, Op, Rank, Run, build, cells, islands, quantile, rows,
@@ -412,6 +412,47 @@ def test_temporal_breakdown_iteration_range_and_time_window(con):
     want = breakdown(R0.ops, 25, 85)
     assert {k: cut[0][k] for k in want} == want
     assert (cut[0]["window_start_ns"], cut[0]["window_end_ns"]) == (BASE + 25, BASE + 85)
+
+
+def test_temporal_breakdown_ops_without_a_launch(con):
+    """Issue 24: a GPU op whose launch is not in the trace (rank 0's copy at 82-88) counts by
+    default, is left out with unlaunched=drop, and with unlaunched=hta when the run has two or
+    more profiler steps (job has three), as HolisticTraceAnalysis 0.5.0 does."""
+    launched = [o for o in R0.ops if o.launch is not None]
+    assert len(launched) == len(R0.ops) - 1
+    default = rows(con, "temporal_breakdown", run="job", rank=0)[0]
+    assert default["exposed_mem_ns"] == 8 and default["idle_ns"] == 25  # 82-88 and 95-97
+    for rule in ("drop", "hta"):
+        got = rows(con, "temporal_breakdown", run="job", rank=0, unlaunched=rule)[0]
+        want = breakdown(launched, *span(launched))
+        assert {k: got[k] for k in want} == want
+        assert (got["exposed_mem_ns"], got["idle_ns"]) == (2, 31)  # 95-97 only; 80-90 idle
+    # per iteration: the copy had its iteration from its GPU start (none here: it is outside
+    # every step's host range); dropping it changes only the tile it lies in
+    tiles_keep = rows(con, "temporal_breakdown", run="job", rank=0, per_iteration=True)
+    tiles_drop = rows(con, "temporal_breakdown", run="job", rank=0, per_iteration=True,
+                      unlaunched="drop")
+    changed = [a["iteration"] for a, b in zip(tiles_keep, tiles_drop) if a != b]
+    assert changed == [2]
+    with pytest.raises(MetricError, match="unlaunched must be keep, drop or hta, not all"):
+        rows(con, "temporal_breakdown", unlaunched="all")
+
+
+def test_comm_comp_overlap_ops_without_a_launch(tmp_path):
+    # a comm kernel under compute, launched outside the trace: it counts unless dropped
+    ops = [Op("compute", 0, 100, 1, launch=-5), Op("comm", 10, 30, 1, launch=None, stream=20),
+           Op("comm", 90, 110, 2, launch=80, stream=20)]
+    con = build(tmp_path / "w.duckdb", [Run("r", [Rank("r", 0, "a", ops=ops,
+                                                     steps=[(1, -10, 50), (2, 50, 120)])])])
+    keep = rows(con, "comm_comp_overlap", rank=0)[0]
+    assert (keep["comm_ns"], keep["overlap_ns"]) == (40, 30)
+    for rule in ("drop", "hta"):
+        got = rows(con, "comm_comp_overlap", rank=0, unlaunched=rule)[0]
+        assert (got["comm_ns"], got["overlap_ns"]) == (20, 10)
+    # one step: HTA applies no step filter and keeps every op
+    one = build(tmp_path / "one.duckdb", [Run("r", [Rank("r", 0, "a", ops=ops, steps=[(1, -10, 120)])])])
+    assert rows(one, "comm_comp_overlap", rank=0, unlaunched="hta")[0]["comm_ns"] == 40
+    assert rows(one, "comm_comp_overlap", rank=0, unlaunched="drop")[0]["comm_ns"] == 20
 
 
 # --- comm_comp_overlap and kernel_concurrency ------------------------------------------------------
@@ -950,6 +991,8 @@ def test_every_metric_with_every_filter_set(con):
                               "bool": "true"}[p.type]
         if "window" in params:
             params["window"] = "1h/2h"
+        if "unlaunched" in params:  # a rule, not a filter: other text is an error
+            params["unlaunched"] = "drop"
         run_metric(con, metric, params)
 
 

@@ -1,11 +1,11 @@
 -- metric: comm_comp_overlap
--- version: 1
+-- version: 2
 -- summary: Share of communication time hidden under compute kernels, per rank and across ranks
 -- unit: percent
 -- grain: run_id, rank
--- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
 -- see: HTA get_comm_comp_overlap
--- uses: gpu_ops, intervals, kernel_kind, kernels, scope
+-- uses: gpu_ops, intervals, kernel_kind, kernels, launches, scope
 --
 -- Per rank, with U = merged intervals of the rank's GPU kernels:
 --   comm_ns          |U comm|                 (NCCL and other communication kernels)
@@ -19,6 +19,13 @@
 -- time of those iterations: the GPU span of each iteration, from the first start of a kernel
 -- launched in it to the first start of one launched in the next (as in temporal_breakdown);
 -- kernels are cut at these boundaries whichever iteration launched them.
+-- unlaunched: GPU ops whose launching call is not in the trace (sql/lib/launches.sql).
+--   keep (default)  they count: the GPU was busy with them, whenever they were queued. This is
+--                   why tracewh can differ from HTA on traces with several profiler steps.
+--   hta             as HolisticTraceAnalysis 0.5.0: with two or more profiler steps in the run,
+--                   ops without a launch, or launched after the rank's last step ended, are
+--                   left out (HTA keeps a device event only if its launch is a kept CPU event)
+--   drop            every op without a launch is left out
 WITH kinds AS MATERIALIZED (
     -- kernel_kind() once per distinct name, not once per kernel; materialized so that no
     -- filter on kind is pushed back into the kernel rows as kernel_kind(name)
@@ -37,8 +44,10 @@ ops AS NOT MATERIALIZED (
     FROM kernels g
     JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
     JOIN kinds d ON d.name = g.name AND d.kind IN ('compute', 'comm')
+    LEFT JOIN launch_rules(getvariable('unlaunched')) u ON u.run_id = g.run_id AND u.rank = g.rank
     WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
       AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
+      AND launch_kept(g.launch_ns, u.need_launch, u.last_launch_ns)
 ),
 comm_all AS MATERIALIZED (
     SELECT * FROM ops WHERE kind = 'comm'
@@ -70,10 +79,12 @@ iteration_spans AS (
                  min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
                  max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
           FROM gpu_ops
+          LEFT JOIN launch_rules(getvariable('unlaunched')) u USING (run_id, rank)
           WHERE iteration IS NOT NULL
             AND iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
             AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
             AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
+            AND launch_kept(launch_ns, u.need_launch, u.last_launch_ns)
           GROUP BY ALL) s
     JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
 ),
