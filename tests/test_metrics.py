@@ -8,8 +8,10 @@ origin (nsys session start). Rank 0 of run r1 starts at O0, rank 1 at O1 = O0 + 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import statistics
+from datetime import datetime, timezone
 import subprocess
 
 import pytest
@@ -19,6 +21,7 @@ from tracewh import metrics
 from tracewh.ingest import derive
 from tracewh.metrics import MetricError, find_metric, load_metric, run_metric
 from tracewh.resources import sql_dir
+from tracewh.sqlmodules import install_order, load_modules, module_problems
 
 S = 1_000_000_000  # ns per second
 O0 = 1_700_000_000 * S  # origin of file 1 (run r1, rank 0) and file 3 (run r2, rank 0)
@@ -285,7 +288,7 @@ def test_param_of_wrong_type_names_metric_and_param(con):
 
 def test_missing_required_param(con, tmp_path):
     path = write_metric(tmp_path, "needs_run", "run (text)",
-                        "SELECT * FROM runs WHERE run_id = getvariable('run')")
+                        "SELECT * FROM runs WHERE run_id = getvariable('run')", uses="runs")
     with pytest.raises(MetricError, match="needs_run: parameter run is required"):
         run_metric(con, load_metric(path), {})
     assert run_metric(con, load_metric(path), {"run": "r1"}).num_rows == 0  # no store.runs rows
@@ -298,10 +301,10 @@ def test_values_are_bound_not_pasted(con):
 
 # --- header and body checks -----------------------------------------------------------------
 
-def write_metric(folder, name, params, body, header=None):
+def write_metric(folder, name, params, body, header=None, uses="kernels"):
     header = header if header is not None else (
         f"-- metric: {name}\n-- version: 1\n-- summary: test\n-- grain: run_id\n"
-        f"-- params: {params}\n"
+        f"-- params: {params}\n-- uses: {uses}\n"
     )
     path = folder / f"{name}.sql"
     path.write_text(header + body + "\n")
@@ -311,13 +314,13 @@ def write_metric(folder, name, params, body, header=None):
 @pytest.mark.parametrize("header, message", [
     ("-- metric: bad\n-- summary: s\n-- grain: g\n-- params: none\n",
      r"bad.sql:1: header lacks `-- version:`"),
-    ("-- metric: bad\n-- version: one\n-- summary: s\n-- grain: g\n-- params: none\n",
+    ("-- metric: bad\n-- version: one\n-- summary: s\n-- grain: g\n-- params: none\n-- uses: none\n",
      r"bad.sql:2: version must be a positive integer"),
-    ("-- metric: other\n-- version: 1\n-- summary: s\n-- grain: g\n-- params: none\n",
+    ("-- metric: other\n-- version: 1\n-- summary: s\n-- grain: g\n-- params: none\n-- uses: none\n",
      r"bad.sql:1: metric is 'other' but the file is bad.sql"),
-    ("-- metric: bad\n-- version: 1\n-- summary: s\n-- grain: g\n-- params: rank (integer)\n",
+    ("-- metric: bad\n-- version: 1\n-- summary: s\n-- grain: g\n-- params: rank (integer)\n-- uses: none\n",
      r"bad.sql:5: parameter rank has type 'integer'"),
-    ("-- metric: bad\n-- version: 1\n-- version: 2\n-- summary: s\n-- grain: g\n-- params: none\n",
+    ("-- metric: bad\n-- version: 1\n-- version: 2\n-- summary: s\n-- grain: g\n-- params: none\n-- uses: none\n",
      r"bad.sql:3: `-- version:` appears twice"),
 ])
 def test_bad_header_is_refused(tmp_path, header, message):
@@ -328,28 +331,28 @@ def test_bad_header_is_refused(tmp_path, header, message):
 
 
 @pytest.mark.parametrize("params, body, message", [
-    ("none", "SELECT 1 AS x;\nSELECT 2 AS y;", r"bad.sql:7: a metric is one statement, found 2"),
-    ("none", "INSERT INTO store.kernels SELECT * FROM store.kernels", r"bad.sql:6: .*not INSERT"),
+    ("none", "SELECT 1 AS x;\nSELECT 2 AS y;", r"bad.sql:8: a metric is one statement, found 2"),
+    ("none", "INSERT INTO store.kernels SELECT * FROM store.kernels", r"bad.sql:7: .*not INSERT"),
     ("none", "SELECT * FROM kernels\nUNION ALL\nSELECT * FROM read_csv('/etc/passwd')",
-     r"bad.sql:8: reads table function read_csv\(\)"),
-    ("none", "SELECT *\nFROM store.kernels", r"bad.sql:7: reads store.kernels"),
-    ("none", "SELECT * FROM '/etc/passwd'", r"bad.sql:6: reads '/etc/passwd'"),
-    ("none", "SELECT * FROM nowhere", r"bad.sql:6: reads 'nowhere', which is neither"),
+     r"bad.sql:9: reads table function read_csv\(\)"),
+    ("none", "SELECT *\nFROM store.kernels", r"bad.sql:8: reads store.kernels"),
+    ("none", "SELECT * FROM '/etc/passwd'", r"bad.sql:7: reads '/etc/passwd'"),
+    ("none", "SELECT * FROM nowhere", r"bad.sql:7: reads 'nowhere', which is neither"),
     ("rank (int, optional)", "SELECT * FROM kernels\nWHERE rank = getvariable('rank')\n"
-     "  AND run_id = getvariable('run')", r"bad.sql:8: getvariable\('run'\) reads a parameter"),
+     "  AND run_id = getvariable('run')", r"bad.sql:9: getvariable\('run'\) reads a parameter"),
     ("rank (int, optional), run (text, optional)",
      "SELECT * FROM kernels WHERE rank = getvariable('rank')",
      r"bad.sql:5: declared parameter\(s\) run never read"),
-    ("none", "ATTACH 'other.duckdb'", r"bad.sql:6: a metric is a read-only SELECT, not ATTACH"),
-    ("none", "COPY kernels TO 'out.csv'", r"bad.sql:6: .*not COPY"),
-    ("none", "PRAGMA version", r"bad.sql:6: .*not PRAGMA"),
-    ("none", "SET threads = 1", r"bad.sql:6: .*not SET"),
-    ("none", "INSTALL httpfs", r"bad.sql:6: .*not INSTALL"),
-    ("none", "LOAD httpfs", r"bad.sql:6: .*not COMMAND"),
-    ("none", "CALL pragma_version()", r"bad.sql:6: .*not COMMAND"),
-    ("none", "CREATE VIEW v AS SELECT 1", r"bad.sql:6: .*not CREATE"),
-    ("none", "SELECT *\nINTO copied\nFROM kernels", r"bad.sql:7: .*may not contain INTO"),
-    ("none", "SELECT * FROM (", r"bad.sql:6: cannot parse the query"),
+    ("none", "ATTACH 'other.duckdb'", r"bad.sql:7: a metric is a read-only SELECT, not ATTACH"),
+    ("none", "COPY kernels TO 'out.csv'", r"bad.sql:7: .*not COPY"),
+    ("none", "PRAGMA version", r"bad.sql:7: .*not PRAGMA"),
+    ("none", "SET threads = 1", r"bad.sql:7: .*not SET"),
+    ("none", "INSTALL httpfs", r"bad.sql:7: .*not INSTALL"),
+    ("none", "LOAD httpfs", r"bad.sql:7: .*not COMMAND"),
+    ("none", "CALL pragma_version()", r"bad.sql:7: .*not COMMAND"),
+    ("none", "CREATE VIEW v AS SELECT 1", r"bad.sql:7: .*not CREATE"),
+    ("none", "SELECT *\nINTO copied\nFROM kernels", r"bad.sql:8: .*may not contain INTO"),
+    ("none", "SELECT * FROM (", r"bad.sql:7: cannot parse the query"),
 ])
 def test_bad_body_is_refused(tmp_path, params, body, message):
     path = write_metric(tmp_path, "bad", params, body)
@@ -362,7 +365,8 @@ def test_ctes_and_public_views_are_accepted(tmp_path):
     path = write_metric(tmp_path, "ok", "run (text, optional)",
                         "WITH mine AS (SELECT * FROM kernels WHERE run_id = getvariable('run'))\n"
                         "SELECT m.name, duration_ns('1s') AS d\n"
-                        "FROM mine m JOIN sources USING (file_id);")
+                        "FROM mine m JOIN sources USING (file_id);",
+                        uses="kernels, duration_ns, sources")
     metric = load_metric(path)
     assert metric.query.rstrip().endswith("USING (file_id)")
 
@@ -395,7 +399,8 @@ def test_repository_lock_is_up_to_date():
 @pytest.fixture
 def sql_copy(tmp_path):
     root = tmp_path / "sql"
-    shutil.copytree(sql_dir() / "metrics", root / "metrics")
+    for folder in ("metrics", "lib", "views"):
+        shutil.copytree(sql_dir() / folder, root / folder)
     shutil.copy(sql_dir() / "metrics.lock", root / "metrics.lock")
     return root
 
@@ -419,18 +424,94 @@ def test_lock_catches_a_change_without_a_version_bump(sql_copy):
     problems = metrics.check_lock(sql_root=sql_copy)
     assert len(problems) == 1
     assert "gpu_kernel_summary v1 changed without raising its version" in problems[0]
-    with pytest.raises(MetricError, match="will not overwrite the locked hash of gpu_kernel_su"):
+    with pytest.raises(MetricError, match="will not overwrite the locked hashes of gpu_kernel_su"):
         metrics.update_lock(sql_root=sql_copy)
 
     edit(path, "-- version: 1", "-- version: 2")
     assert metrics.check_lock(sql_root=sql_copy) == [
         f"{path}: gpu_kernel_summary v2 is not in {sql_copy / 'metrics.lock'} - "
-        "run tracewh.metrics.update_lock()"
+        "run tracewh metrics lock"
     ]
     assert metrics.update_lock(sql_root=sql_copy) == ["gpu_kernel_summary v2"]
     assert metrics.check_lock(sql_root=sql_copy) == []
     locked = metrics.read_lock(sql_copy / "metrics.lock")
     assert {("gpu_kernel_summary", 1), ("gpu_kernel_summary", 2)} <= set(locked)  # v1 stays
+
+
+USES_STEPS = ["iteration_time", "nvtx_phases", "scaling", "throughput"]  # through training_steps
+
+
+def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy):
+    """Issue 24: the lock covers what a metric reads, through views and macros (the closure)."""
+    edit(sql_copy / "lib" / "training_steps.sql", "WHERE step_pattern IS NULL",
+         "WHERE step_pattern IS NULL AND iteration > 0")
+    problems = metrics.check_lock(sql_root=sql_copy)
+    assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == USES_STEPS
+    assert all("a module it reads (" in p and "training_steps" in p for p in problems)
+    with pytest.raises(MetricError, match="will not overwrite .* iteration_time v2, nvtx_phases"):
+        metrics.update_lock(sql_root=sql_copy)
+    assert not (sql_copy / "metrics.changes").exists()
+
+
+def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
+    # iterations reads iteration_number; training_steps reads iterations; four metrics read it
+    edit(sql_copy / "lib" / "iteration_number.sql", "[Ss]tep[ _#]?", "[Ss]tep[ _#]*")
+    failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
+    assert set(USES_STEPS) <= failing
+    assert "gpu_kernel_summary" not in failing  # reads kernels only
+
+
+def test_same_answers_relocks_with_a_dated_reason(sql_copy):
+    edit(sql_copy / "lib" / "training_steps.sql", "FROM iterations\nWHERE step_pattern IS NULL",
+         "FROM iterations\nWHERE NOT (step_pattern IS NOT NULL)")
+    assert len(metrics.check_lock(sql_root=sql_copy)) == 4
+    relocked = metrics.update_lock(sql_root=sql_copy, same_answers="  NOT (x IS NOT NULL)\n is x IS NULL ")
+    assert relocked == [f"{m} v{v} locked again: NOT (x IS NOT NULL)\n is x IS NULL"
+                        for m, v in zip(USES_STEPS, (2, 2, 5, 2))]
+    assert metrics.check_lock(sql_root=sql_copy) == []
+    log = (sql_copy / "metrics.changes").read_text().splitlines()
+    today = datetime.now(timezone.utc).date().isoformat()
+    assert log[-1] == (f"{today}\titeration_time v2, nvtx_phases v2, scaling v5, throughput v2"
+                       "\tNOT (x IS NOT NULL) is x IS NULL")
+    assert all(line.startswith("#") for line in log[:-1])
+    with pytest.raises(MetricError, match="will not overwrite"):  # a blank reason is no reason
+        edit(sql_copy / "lib" / "training_steps.sql", "NOT (step_pattern IS NOT NULL)",
+             "step_pattern IS NULL")
+        metrics.update_lock(sql_root=sql_copy, same_answers=" ")
+
+
+def test_comments_and_spacing_of_a_module_do_not_count(sql_copy):
+    path = sql_copy / "lib" / "training_steps.sql"
+    edit(path, "-- training_steps(step_pattern):", "-- training_steps(step_pattern), reworded:")
+    edit(path, "SELECT run_id, rank, iteration, start_ns, end_ns, is_first, is_last\n",
+         "SELECT run_id,   rank, iteration,\n       start_ns, end_ns, is_first, is_last\n")
+    assert metrics.check_lock(sql_root=sql_copy) == []
+
+
+@pytest.mark.parametrize("folder, name, old, new, message", [
+    ("metrics", "clock_skew.sql", "-- uses: clock_offsets, scope", "-- uses: clock_offsets, ranks, scope",
+     r"clock_skew.sql:8: `-- uses:` does not match the SQL; declares unused ranks"),
+    ("metrics", "clock_skew.sql", "-- uses: clock_offsets, scope", "-- uses: clocks, scope",
+     r"clock_skew.sql:8: `-- uses:` names clocks, which no file"),
+    ("metrics", "clock_skew.sql", "-- uses: clock_offsets, scope\n", "",
+     r"clock_skew.sql:1: header lacks `-- uses:`"),
+    ("lib", "training_steps.sql", "-- uses: iteration_number, iterations, nvtx_ranges",
+     "-- uses: iterations, nvtx_ranges",
+     r"training_steps.sql: `-- uses:` does not match the SQL; reads undeclared iteration_number"),
+    ("views", "kernels.sql", "-- uses: gpu_op_kind, gpu_op_name, kernel_kind\n", "",
+     r"kernels.sql: no `-- uses:` line; it reads gpu_op_kind, gpu_op_name, kernel_kind"),
+])
+def test_uses_must_match_what_sqlglot_finds(sql_copy, folder, name, old, new, message):
+    edit(sql_copy / folder / name, old, new)
+    problems = metrics.check_lock(sql_root=sql_copy)
+    assert any(re.search(message, p) for p in problems), problems
+
+
+def test_views_install_after_what_they_declare():
+    order = [m.name for m in install_order(load_modules())]
+    for module in load_modules().values():
+        assert all(order.index(used) < order.index(module.name) for used in module.uses), module
+    assert module_problems() == []
 
 
 def test_lock_file_is_sorted_and_written_from_scratch(sql_copy, tmp_path):

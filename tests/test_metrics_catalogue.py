@@ -22,7 +22,7 @@ import pytest
 import tracewh
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths
-from tracewh.metrics import find_metric, list_metrics, run_metric
+from tracewh.metrics import MetricError, find_metric, list_metrics, run_metric
 from tracewh.resources import sql_dir
 
 from metric_fixtures import (BASE, Nccl, Op, Rank, Run, build, cells, islands, quantile, rows,
@@ -120,7 +120,7 @@ def by(key, items):
 def mem():
     """An in-memory database with only the macros: they need no warehouse."""
     connection = duckdb.connect()
-    connection.execute((sql_dir() / "views" / "_intervals.sql").read_text())
+    connection.execute((sql_dir() / "lib" / "intervals.sql").read_text())
     yield connection
     connection.close()
 
@@ -245,7 +245,7 @@ def test_macros_on_many_chunks_and_threads(preserve_order):
     connection = duckdb.connect()
     connection.execute("SET threads = 4")
     connection.execute(f"SET preserve_insertion_order = {str(preserve_order).lower()}")
-    connection.execute((sql_dir() / "views" / "_intervals.sql").read_text())
+    connection.execute((sql_dir() / "lib" / "intervals.sql").read_text())
     rnd = random.Random(11)
     data = []
     for g in range(5):
@@ -317,7 +317,7 @@ def test_overlap_sum_tile_and_clip_equal_brute_force(mem, seed):
 def test_macros_in_the_plain_duckdb_shell(tmp_path):
     if shutil.which("duckdb") is None:
         pytest.skip("the duckdb shell is not on PATH")
-    script = (sql_dir() / "views" / "_intervals.sql").read_text() + """
+    script = (sql_dir() / "lib" / "intervals.sql").read_text() + """
 CREATE TABLE ops AS SELECT * FROM (VALUES (1, 0, 10), (1, 10, 20), (1, 5, 5), (1, 30, 30),
     (1, 40, 50), (1, 40, 50)) t(grp, start_ns, end_ns);
 SELECT start_ns, end_ns, intervals_merged FROM intervals_union(ops) ORDER BY start_ns;
@@ -412,6 +412,47 @@ def test_temporal_breakdown_iteration_range_and_time_window(con):
     want = breakdown(R0.ops, 25, 85)
     assert {k: cut[0][k] for k in want} == want
     assert (cut[0]["window_start_ns"], cut[0]["window_end_ns"]) == (BASE + 25, BASE + 85)
+
+
+def test_temporal_breakdown_ops_without_a_launch(con):
+    """Issue 24: a GPU op whose launch is not in the trace (rank 0's copy at 82-88) counts by
+    default, is left out with unlaunched=drop, and with unlaunched=hta when the run has two or
+    more profiler steps (job has three), as HolisticTraceAnalysis 0.5.0 does."""
+    launched = [o for o in R0.ops if o.launch is not None]
+    assert len(launched) == len(R0.ops) - 1
+    default = rows(con, "temporal_breakdown", run="job", rank=0)[0]
+    assert default["exposed_mem_ns"] == 8 and default["idle_ns"] == 25  # 82-88 and 95-97
+    for rule in ("drop", "hta"):
+        got = rows(con, "temporal_breakdown", run="job", rank=0, unlaunched=rule)[0]
+        want = breakdown(launched, *span(launched))
+        assert {k: got[k] for k in want} == want
+        assert (got["exposed_mem_ns"], got["idle_ns"]) == (2, 31)  # 95-97 only; 80-90 idle
+    # per iteration: the copy had its iteration from its GPU start (none here: it is outside
+    # every step's host range); dropping it changes only the tile it lies in
+    tiles_keep = rows(con, "temporal_breakdown", run="job", rank=0, per_iteration=True)
+    tiles_drop = rows(con, "temporal_breakdown", run="job", rank=0, per_iteration=True,
+                      unlaunched="drop")
+    changed = [a["iteration"] for a, b in zip(tiles_keep, tiles_drop) if a != b]
+    assert changed == [2]
+    with pytest.raises(MetricError, match="unlaunched must be keep, drop or hta, not all"):
+        rows(con, "temporal_breakdown", unlaunched="all")
+
+
+def test_comm_comp_overlap_ops_without_a_launch(tmp_path):
+    # a comm kernel under compute, launched outside the trace: it counts unless dropped
+    ops = [Op("compute", 0, 100, 1, launch=-5), Op("comm", 10, 30, 1, launch=None, stream=20),
+           Op("comm", 90, 110, 2, launch=80, stream=20)]
+    con = build(tmp_path / "w.duckdb", [Run("r", [Rank("r", 0, "a", ops=ops,
+                                                     steps=[(1, -10, 50), (2, 50, 120)])])])
+    keep = rows(con, "comm_comp_overlap", rank=0)[0]
+    assert (keep["comm_ns"], keep["overlap_ns"]) == (40, 30)
+    for rule in ("drop", "hta"):
+        got = rows(con, "comm_comp_overlap", rank=0, unlaunched=rule)[0]
+        assert (got["comm_ns"], got["overlap_ns"]) == (20, 10)
+    # one step: HTA applies no step filter and keeps every op
+    one = build(tmp_path / "one.duckdb", [Run("r", [Rank("r", 0, "a", ops=ops, steps=[(1, -10, 120)])])])
+    assert rows(one, "comm_comp_overlap", rank=0, unlaunched="hta")[0]["comm_ns"] == 40
+    assert rows(one, "comm_comp_overlap", rank=0, unlaunched="drop")[0]["comm_ns"] == 20
 
 
 # --- comm_comp_overlap and kernel_concurrency ------------------------------------------------------
@@ -950,6 +991,8 @@ def test_every_metric_with_every_filter_set(con):
                               "bool": "true"}[p.type]
         if "window" in params:
             params["window"] = "1h/2h"
+        if "unlaunched" in params:  # a rule, not a filter: other text is an error
+            params["unlaunched"] = "drop"
         run_metric(con, metric, params)
 
 
@@ -1094,3 +1137,29 @@ def test_ops_alone_on_the_timeline_give_the_answer_of_the_full_sweep(tmp_path):
     assert len(cases) > 40
     for (metric, params), b, a in zip(cases, before, after):
         assert b == a, (metric.name, params)
+
+
+# --- the grain audit (issue 24) ---------------------------------------------------------------
+
+def grain_problems(con, metric, params=None):
+    table = run_metric(con, metric, params or {})
+    missing = [c for c in metric.grain if c not in table.column_names]
+    if missing:
+        return [f"{metric.name}: grain column(s) {', '.join(missing)} not in its output"]
+    seen, repeated = set(), set()
+    for row in table.select(list(metric.grain)).to_pylist():
+        key = tuple(row.values())
+        (repeated if key in seen else seen).add(key)
+    return [f"{metric.name}: grain {', '.join(metric.grain)} repeats for {sorted(repeated, key=str)[:3]}"
+            ] if repeated else []
+
+
+@pytest.mark.parametrize("per_iteration", [False, True])
+def test_every_metric_grain_exists_and_never_repeats(con, per_iteration):
+    """A metric's `-- grain:` names its output's key: columns it has, never two rows alike."""
+    problems = []
+    for metric in list_metrics():
+        params = {"per_iteration": "true"} if per_iteration and any(
+            p.name == "per_iteration" for p in metric.params) else {}
+        problems += grain_problems(con, metric, params)
+    assert problems == []

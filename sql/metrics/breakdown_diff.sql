@@ -4,11 +4,12 @@
 -- unit: ns
 -- grain: section, item
 -- params: base (text, optional), test (text, optional), top (int, default 5), include_first_last (bool, default false), kernel_wait_ns (int, default 30000)
+-- uses: run_measures, run_pair
 -- see: run_diff, scaling, temporal_breakdown, comm_comp_overlap, idle_gaps, iteration_time, gpu_kernel_summary; nsys diff recipe
 --
 -- base is the run before, test the run after (run_pair: default the first run by run_id and
 -- the next one). One row per (section, item), base and test side by side, from run_measures
--- (sql/views/_run_measures.sql):
+-- (sql/lib/run_measures.sql):
 --   step        step time: the median across-rank iteration time, ns (NULL without iterations)
 --   breakdown   compute, exposed communication, exposed memory, exposed other, idle: the
 --               temporal breakdown of every rank, ns per rank and step

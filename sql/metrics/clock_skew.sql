@@ -5,6 +5,7 @@
 -- grain: run_id, rank
 -- params: run (text, optional)
 -- see: clock_offsets view (DESIGN section 4)
+-- uses: clock_offsets, scope
 --
 -- The clock_offsets view, with spreads: per rank the offset to subtract from its raw times
 -- to compare it with the reference rank (0 for ranks on the reference's host), how many
@@ -25,6 +26,6 @@ SELECT
         - min(offset_ns) FILTER (WHERE method <> 'none') OVER r AS offset_range_ns,
     count(DISTINCT host) OVER r AS hosts
 FROM clock_offsets
-WHERE getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR)
+WHERE run_match(run_id, getvariable('run'))
 WINDOW r AS (PARTITION BY run_id)
 ORDER BY run_id, rank;

@@ -5,6 +5,7 @@
 -- grain: run_id, op_key
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw)
+-- uses: clock_offsets, nccl_ops, scope, sources
 --
 -- A collective is matched across ranks by nccl_ops.op_key; a send or receive is its own rank's
 -- operation (op_key shown as `op_key@rank`). Per collective:
@@ -32,15 +33,11 @@ WITH ops AS (
            n.end_ns - coalesce(c.offset_ns, 0) AS end_ns
     FROM nccl_ops n
     LEFT JOIN clock_offsets c ON c.run_id = n.run_id AND c.rank = n.rank
-    WHERE (getvariable('run') IS NULL OR n.run_id = CAST(getvariable('run') AS VARCHAR))
+    WHERE run_match(n.run_id, getvariable('run'))
       AND (getvariable('collective') IS NULL
            OR n.collective = CAST(getvariable('collective') AS VARCHAR))
-      AND (getvariable('iteration_from') IS NULL
-           OR n.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR n.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR n.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR n.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND iteration_in(n.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(n.start_ns, n.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 matched AS (
     SELECT run_id, op_key,

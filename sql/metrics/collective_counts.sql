@@ -5,6 +5,7 @@
 -- grain: run_id, rank, collective, pg_name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench coll_call_num
+-- uses: iterations, nccl_ops, scope
 --
 -- Counts NCCL operations (rows of nccl_ops: one per collective or send/recv, so a kernel that
 -- runs a group of operations counts each of them), not NCCL kernels, and keeps kinds, process
@@ -26,22 +27,14 @@ WITH ops AS (
            op_key, iteration, full_bytes, dur_share_ns,
            file_id || ':' || start_ns || ':' || coalesce(correlation_id, 0) || ':' || collective AS row_key
     FROM nccl_ops
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('iteration_from') IS NULL
-           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 steps AS (
     SELECT run_id, rank, count(DISTINCT iteration) AS iterations
     FROM iterations
-    WHERE (getvariable('iteration_from') IS NULL
-           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+    WHERE iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
     GROUP BY run_id, rank
 ),
 per_rank AS (

@@ -3,8 +3,9 @@
 -- summary: Share of communication time hidden under compute kernels, per rank and across ranks
 -- unit: percent
 -- grain: run_id, rank
--- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
 -- see: HTA get_comm_comp_overlap
+-- uses: gpu_ops, intervals, kernels, launches, scope
 --
 -- Per rank, with U = merged intervals of the rank's GPU kernels:
 --   comm_ns          |U comm|                 (NCCL and other communication kernels)
@@ -18,6 +19,13 @@
 -- time of those iterations: the GPU span of each iteration, from the first start of a kernel
 -- launched in it to the first start of one launched in the next (as in temporal_breakdown);
 -- kernels are cut at these boundaries whichever iteration launched them.
+-- unlaunched: GPU ops whose launching call is not in the trace (sql/lib/launches.sql).
+--   keep (default)  they count: the GPU was busy with them, whenever they were queued. This is
+--                   why tracewh can differ from HTA on traces with several profiler steps.
+--   hta             as HolisticTraceAnalysis 0.5.0: with two or more profiler steps in the run,
+--                   ops without a launch, or launched after the rank's last step ended, are
+--                   left out (HTA keeps a device event only if its launch is a kept CPU event)
+--   drop            every op without a launch is left out
 WITH kinds AS MATERIALIZED (
     -- each distinct name's kind once (kernels.kind: the kind patterns, yours first)
     SELECT DISTINCT name, kind FROM kernels
@@ -25,8 +33,7 @@ WITH kinds AS MATERIALIZED (
 keys AS (
     SELECT run_id, rank, row_number() OVER (ORDER BY run_id, rank) AS grp
     FROM (SELECT DISTINCT run_id, rank FROM kernels
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+          WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank')))
 ),
 ops AS NOT MATERIALIZED (
     SELECT k.grp,
@@ -36,10 +43,10 @@ ops AS NOT MATERIALIZED (
     FROM kernels g
     JOIN keys k ON k.run_id = g.run_id AND k.rank = g.rank
     JOIN kinds d ON d.name = g.name AND d.kind IN ('compute', 'comm')
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    LEFT JOIN launch_rules(getvariable('unlaunched')) u ON u.run_id = g.run_id AND u.rank = g.rank
+    WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
+      AND launch_kept(g.launch_ns, u.need_launch, u.last_launch_ns)
 ),
 comm_all AS MATERIALIZED (
     SELECT * FROM ops WHERE kind = 'comm'
@@ -71,31 +78,28 @@ iteration_spans AS (
                  min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS start_ns,
                  max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
           FROM gpu_ops
+          LEFT JOIN launch_rules(getvariable('unlaunched')) u USING (run_id, rank)
           WHERE iteration IS NOT NULL
-            AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+            AND iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
+            AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+            AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
+            AND launch_kept(launch_ns, u.need_launch, u.last_launch_ns)
           GROUP BY ALL) s
     JOIN keys k ON k.run_id = s.run_id AND k.rank = s.rank
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns
     FROM intervals_tile(iteration_spans)
-    WHERE (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+    WHERE iteration_in(window_id, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 windowed AS (
     -- the iteration that launched a kernel is the clip's first guess of its tile
     SELECT grp, start_ns, end_ns, kind, iteration AS window_id FROM near
-    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+    WHERE iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 kept AS NOT MATERIALIZED (
     SELECT grp, start_ns, end_ns, kind FROM near
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
     UNION ALL
     SELECT grp, start_ns, end_ns, kind FROM intervals_clip(windowed, tiles)
 ),

@@ -1,11 +1,14 @@
 -- metric: cuda_api_summary
--- version: 1
+-- version: 2
 -- summary: Time per CUDA API function on the host, as nsys stats -r cuda_api_sum prints it
 -- unit: ns
 -- grain: run_id, rank, name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_api_sum
+-- uses: cuda_api, scope, sources
 --
+-- v2: names as nsys stats prints them (only a 4-character _vNNNN suffix is cut, at ingest),
+--     so cuGetProcAddress and cuGetProcAddress_v2 are two rows again
 -- One row per CUDA runtime or driver function on each rank, named as nsys prints it (without the
 -- 4-digit API version suffix such as _v7000; _v2 and _v10000 stay: cuda_api.name):
 --   time_pct   this function's total x 100 / the total of all API calls of its run and rank
@@ -17,27 +20,15 @@
 -- window (`4s420ms/35s390ms`, relative to each source's start, either side may be empty) and
 -- start_ns / end_ns (UTC) keep calls that overlap the window, bounds included. top > 0 keeps the
 -- N functions with the most time on each rank (time_pct still counts every call).
-WITH window_rel AS (
-    -- duration_ns() raises an error naming text that is not a duration
-    SELECT duration_ns(nullif(trim(split_part(w, '/', 1)), '')) AS from_ns,
-           duration_ns(nullif(trim(split_part(w, '/', 2)), '')) AS to_ns
-    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
-),
-picked AS (
+WITH picked AS (
     SELECT a.run_id, a.rank, a.name, a.api_kind, a.dur_ns
     FROM cuda_api a
     LEFT JOIN sources s ON s.file_id = a.file_id
-    CROSS JOIN window_rel w
-    WHERE (getvariable('run') IS NULL OR a.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR a.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('iteration_from') IS NULL
-           OR a.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR a.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (w.from_ns IS NULL OR a.end_ns >= s.origin_ns + w.from_ns)
-      AND (w.to_ns IS NULL OR a.start_ns <= s.origin_ns + w.to_ns)
-      AND (getvariable('start_ns') IS NULL OR a.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR a.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    CROSS JOIN relative_window(getvariable('window')) w
+    WHERE scope_match(a.run_id, a.rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(a.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND relative_window_overlaps(a.start_ns, a.end_ns, s.origin_ns, w.from_ns, w.to_ns)
+      AND window_overlaps(a.start_ns, a.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 per_name AS (
     SELECT

@@ -1,11 +1,13 @@
 -- metric: gpu_kernel_summary
--- version: 1
+-- version: 2
 -- summary: Time per kernel name, as nsys stats -r cuda_gpu_kern_sum prints it
 -- unit: ns
 -- grain: run_id, rank, name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_sum
+-- uses: kernels, scope
 --
+-- v2: short_name is filled for kernels in '(anonymous namespace)' (it was empty: kernels view)
 -- One row per kernel name on each rank, with the numbers of cuda_gpu_kern_sum:
 --   time_pct   this name's total x 100 / the total of all kernels of its run and rank
 --              (percent of kernel time, not of wall time; sums to 100 per rank)
@@ -19,12 +21,8 @@
 WITH picked AS (
     SELECT run_id, rank, name, short_name, kind, dur_ns
     FROM kernels
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('iteration_from') IS NULL
-           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 per_name AS (
     SELECT

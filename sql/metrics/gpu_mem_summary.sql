@@ -5,6 +5,7 @@
 -- grain: run_id, rank, operation
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
+-- uses: gpu_ops, scope, sources
 --
 -- One row per memory operation on each rank: `[CUDA memcpy Host-to-Device]` and the other copy
 -- kinds, and `[CUDA memset]`, with both reports' numbers side by side:
@@ -16,27 +17,16 @@
 -- iteration_to keep operations launched in those iterations; window (`4s420ms/35s390ms`,
 -- relative to each source's start) and start_ns / end_ns (UTC) keep operations that overlap the
 -- window, bounds included.
-WITH window_rel AS (
-    SELECT duration_ns(nullif(trim(split_part(w, '/', 1)), '')) AS from_ns,
-           duration_ns(nullif(trim(split_part(w, '/', 2)), '')) AS to_ns
-    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
-),
-picked AS (
+WITH picked AS (
     SELECT g.run_id, g.rank, g.name AS operation, g.op, g.dur_ns, g.bytes
     FROM gpu_ops g
     LEFT JOIN sources s ON s.file_id = g.file_id
-    CROSS JOIN window_rel w
+    CROSS JOIN relative_window(getvariable('window')) w
     WHERE g.op IN ('memcpy', 'memset')
-      AND (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('iteration_from') IS NULL
-           OR g.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR g.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (w.from_ns IS NULL OR g.end_ns >= s.origin_ns + w.from_ns)
-      AND (w.to_ns IS NULL OR g.start_ns <= s.origin_ns + w.to_ns)
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(g.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND relative_window_overlaps(g.start_ns, g.end_ns, s.origin_ns, w.from_ns, w.to_ns)
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 per_operation AS (
     SELECT

@@ -2,9 +2,10 @@
 -- version: 3
 -- summary: Every kernel, memcpy and memset, optionally in a time window, as nsys stats -r cuda_gpu_trace lists them
 -- unit: ns
--- grain: run_id, rank, device_id, stream_id, start_ns
+-- grain: run_id, rank, device_id, stream_id, start_ns, correlation_id
 -- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_trace --filter-time
+-- uses: gpu_ops, scope, sources
 --
 -- One row per GPU operation of the gpu_ops view, with the launch configuration of kernels,
 -- ordered by start time.
@@ -21,15 +22,6 @@
 -- start_rel_ns = start_ns - the source's origin_ns (nsys' Start column).
 -- Shell (window is a keyword, so quote it): SET VARIABLE "window" = '4s420ms/35s390ms';
 --   .read sql/metrics/gpu_trace.sql
-WITH window_text AS (
-    SELECT nullif(trim(split_part(w, '/', 1)), '') AS from_text,
-           nullif(trim(split_part(w, '/', 2)), '') AS to_text
-    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
-),
-window_rel AS (
-    -- duration_ns() raises an error naming text that is not a duration
-    SELECT duration_ns(from_text) AS from_ns, duration_ns(to_text) AS to_ns FROM window_text
-)
 SELECT
     run_id,
     rank,
@@ -63,13 +55,10 @@ FROM (
            g.device_id, g.context_id, g.stream_id, g.name, g.op, g.kind, s.origin_ns
     FROM gpu_ops g
     LEFT JOIN sources s ON s.file_id = g.file_id
-    CROSS JOIN window_rel w
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (w.from_ns IS NULL OR g.end_ns >= s.origin_ns + w.from_ns)
-      AND (w.to_ns IS NULL OR g.start_ns <= s.origin_ns + w.to_ns)
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    CROSS JOIN relative_window(getvariable('window')) w
+    WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND relative_window_overlaps(g.start_ns, g.end_ns, s.origin_ns, w.from_ns, w.to_ns)
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
     -- Ties broken by integer keys only: rank_key stands for (run_id, rank), ties between runs go
     -- in ingest order; name is a gpu_op_name ENUM, compared as its integer (text in the key
     -- doubled the sort's cost: 8M ops, 2 cores).

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_id, bin
 -- params: run (text, optional), rank (int, optional), bins (int, default 30), threshold (float, default 50), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys recipe gpu_time_util (--chunks 30, --threshold 50)
+-- uses: gpu_ops, intervals, iteration_tiles, ranks, scope
 --
 -- For each device (run_id, rank, device_id) the window W = [first GPU op start, last GPU op
 -- end] is cut into `bins` equal bins: bin k (0-based) is [W0 + ceil(k L / n), W0 + ceil((k+1) L / n))
@@ -25,10 +26,8 @@ WITH keys AS (
                  min(greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT))) AS first_ns,
                  max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS last_ns
           FROM gpu_ops
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-            AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-            AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+          WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+            AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
           GROUP BY rank_key, device_id)
 ),
 ops AS NOT MATERIALIZED (
@@ -38,18 +37,8 @@ ops AS NOT MATERIALIZED (
            g.iteration, g.alone
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-),
-iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
-    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-    FROM ops
-    WHERE iteration IS NOT NULL
-      AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-    GROUP BY grp, iteration
+    WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 crowded AS (
     SELECT grp, start_ns, end_ns FROM ops WHERE NOT alone
@@ -62,13 +51,12 @@ busy AS (
 ),
 windows AS (
     SELECT grp, first_ns AS w0, last_ns AS w1 FROM keys
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
     UNION ALL
-    SELECT grp, min(start_ns), max(end_ns) FROM intervals_tile(iteration_spans)
-    WHERE (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+    SELECT grp, min(start_ns), max(end_ns)
+    FROM iteration_tiles(ops, iteration_range_given(getvariable('iteration_from'),
+                                                    getvariable('iteration_to')),
+                         getvariable('iteration_from'), getvariable('iteration_to'))
     GROUP BY grp
 ),
 sized AS (

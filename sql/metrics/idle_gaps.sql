@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_id, cause, size_bucket
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000)
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
+-- uses: gpu_ops, intervals, iteration_tiles, ranks, scope
 --
 -- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends
@@ -28,8 +29,7 @@ WITH keys AS (
     -- one integer per device of a rank (integer keys sort and join fastest)
     SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
     FROM (SELECT DISTINCT rank_key, device_id FROM gpu_ops
-          WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+          WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank')))
 ),
 ops AS NOT MATERIALIZED (
     -- each op with the start of the CUDA API call that launched it (NULL: not in the trace)
@@ -39,26 +39,13 @@ ops AS NOT MATERIALIZED (
            g.iteration, g.launch_ns, g.alone, g.device_prev_end_ns
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
-    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
-),
-iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
-    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-    FROM ops
-    WHERE iteration IS NOT NULL
-      AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-    GROUP BY grp, iteration
+    WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 tiles AS (
-    SELECT grp, window_id, start_ns, end_ns
-    FROM intervals_tile(iteration_spans)
-    WHERE (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+    SELECT * FROM iteration_tiles(ops, iteration_range_given(getvariable('iteration_from'),
+                                                             getvariable('iteration_to')),
+                                  getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 stretches AS (
     -- kept stretches of time: consecutive kept tiles merge, a gap never crosses a dropped one;
@@ -75,17 +62,18 @@ windowed AS (
     SELECT o.grp, o.start_ns, o.end_ns, o.launch_ns, m.stretch AS window_id
     FROM ops o
     LEFT JOIN tile_stretch m ON m.grp = o.grp AND m.iteration = o.iteration
-    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+    WHERE iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 kept AS (
     -- iterations chosen: grp is the (device, kept stretch)
-    SELECT grp * 4294967296 + window_id + 2147483648 AS grp, grp AS device_grp,
+    SELECT tile_key(grp, window_id) AS grp, grp AS device_grp,
            start_ns, end_ns, launch_ns
     FROM intervals_clip(windowed, stretches)
 ),
 crowded AS (
     SELECT grp, start_ns, end_ns, launch_ns, device_prev_end_ns FROM ops
-    WHERE NOT alone AND getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT alone
+      AND NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 islands AS (
     -- each island with its first op's launch and the end of the island before it. Without
@@ -99,7 +87,8 @@ islands AS (
                           OR device_prev_end_ns >= CAST(getvariable('start_ns') AS BIGINT))
                 THEN device_prev_end_ns END AS prev_end_ns
     FROM (SELECT grp, start_ns, launch_ns, device_prev_end_ns FROM ops
-          WHERE alone AND getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+          WHERE alone
+            AND NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
           UNION ALL
           SELECT grp, start_ns, launch_ns, device_prev_end_ns FROM intervals_union(crowded))
     UNION ALL

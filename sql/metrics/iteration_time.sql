@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), step_pattern (text, optional), include_first_last (bool, default false), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional)
 -- see: HTA / TraceLens step time; nsys nvtx_sum of ProfilerStep#N
+-- uses: clock_offsets, scope, training_steps
 --
 -- Iterations are the host ranges of the iterations view (ProfilerStep#N, step N, iteration N), or,
 -- with step_pattern, the NVTX ranges whose name matches that regular expression (numbered by the
@@ -28,12 +29,8 @@ kept AS (
     WHERE s.end_ns IS NOT NULL
       AND (coalesce(CAST(getvariable('include_first_last') AS BOOLEAN), false)
            OR NOT (s.is_first OR s.is_last))
-      AND (getvariable('run') IS NULL OR s.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR s.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('iteration_from') IS NULL
-           OR s.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR s.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND scope_match(s.run_id, s.rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(s.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 per_iteration AS (
     SELECT run_id, rank, iteration, start_ns, end_ns, dur_ns, 1 AS ranks FROM kept

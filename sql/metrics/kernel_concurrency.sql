@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_id, kernels_in_flight
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: Paraver "kernels in flight" and "concurrency of computation during NCCL"
+-- uses: gpu_ops, intervals, ranks, scope
 --
 -- For each device (run_id, rank, device_id), over its window W = [first kernel start, last
 -- kernel end], one row per number of kernels in flight (0, 1, 2, ...):
@@ -24,8 +25,7 @@ WITH keys AS (
     SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
     FROM (SELECT DISTINCT rank_key, device_id FROM gpu_ops
           WHERE op = 'kernel'
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER)))
+            AND scope_match(run_id, rank, getvariable('run'), getvariable('rank')))
 ),
 ops AS NOT MATERIALIZED (
     -- value: 1 per communication kernel, 1e9 per sync/other kernel, 0 per compute kernel, so
@@ -38,10 +38,8 @@ ops AS NOT MATERIALIZED (
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
     WHERE g.op = 'kernel'
-      AND (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 iteration_spans AS (
     -- the GPU span of each iteration: the first start and last end of the GPU ops (kernels,
@@ -52,32 +50,28 @@ iteration_spans AS (
     FROM gpu_ops g
     JOIN keys k ON k.rank_key = g.rank_key AND k.device_id IS NOT DISTINCT FROM g.device_id
     WHERE g.iteration IS NOT NULL
-      AND (getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL)
-      AND (getvariable('start_ns') IS NULL OR g.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR g.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
     GROUP BY k.grp, g.iteration
 ),
 tiles AS (
     SELECT grp, window_id, start_ns, end_ns,
-           grp * 4294967296 + window_id + 2147483648 AS tile_key
+           tile_key(grp, window_id) AS tile_key
     FROM intervals_tile(iteration_spans)
     WHERE end_ns > start_ns
-      AND (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND iteration_in(window_id, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 windowed AS (
     -- the iteration that launched a kernel is the clip's first guess of its tile
     SELECT grp, start_ns, end_ns, value, alone, iteration AS window_id FROM ops
-    WHERE getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+    WHERE iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 kept AS NOT MATERIALIZED (
     -- grp: the device, or the (device, iteration) tile when iterations are chosen
     SELECT grp, start_ns, end_ns, value, alone FROM ops
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
     UNION ALL
-    SELECT grp * 4294967296 + window_id + 2147483648, start_ns, end_ns, value, alone
+    SELECT tile_key(grp, window_id), start_ns, end_ns, value, alone
     FROM intervals_clip(windowed, tiles)
 ),
 crowded AS (
@@ -95,7 +89,7 @@ busy AS (
 windows AS (
     -- the device's window (its kernels' span), or the iteration's tile
     SELECT grp, max(end_ns) - min(start_ns) AS window_ns FROM kept
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
     GROUP BY grp
     UNION ALL
     SELECT tile_key, end_ns - start_ns FROM tiles
@@ -119,7 +113,7 @@ device_steps AS (
     SELECT coalesce(t.grp, s.grp) AS device, s.dur_ns, s.depth, s.with_comm, s.with_compute
     FROM steps s
     LEFT JOIN tiles t ON t.tile_key = s.grp
-    WHERE getvariable('iteration_from') IS NULL AND getvariable('iteration_to') IS NULL
+    WHERE NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
        OR t.tile_key IS NOT NULL
 ),
 per_depth AS (

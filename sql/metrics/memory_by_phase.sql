@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration, phase, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
+-- uses: iterations, nvtx_ranges, ranks, samples, scope
 --
 -- Samples (tracewh ingest --series) are joined to ranks by UTC time: a rank's samples are those
 -- of its GPU (samples.device_id = ranks.device_id) on its host (when both name one). `measure`
@@ -25,8 +26,7 @@ WITH phases AS (
       AND regexp_matches(coalesce(n.name, ''),
               coalesce(CAST(getvariable('phases') AS VARCHAR),
                        '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
-      AND (getvariable('run') IS NULL OR n.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR n.rank = CAST(getvariable('rank') AS INTEGER))
+      AND scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
 rank_samples AS (
     -- each rank's samples: its GPU, on its host when both sides say which

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration, phase
 -- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
+-- uses: nvtx_ranges, scope, training_steps
 --
 -- A phase is an NVTX range (or Kineto user annotation) whose name matches `phases`, a regular
 -- expression; the default matches names ending in forward, backward, optimizer, step,
@@ -26,12 +27,8 @@ WITH steps AS (
 ),
 kept_steps AS (
     SELECT * FROM steps
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('iteration_from') IS NULL
-           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 phases AS (
     SELECT run_id, rank, name AS phase, start_ns, end_ns
@@ -42,8 +39,7 @@ phases AS (
                        '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
       AND (getvariable('step_pattern') IS NULL
            OR NOT regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR)))
-      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+      AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
 ),
 placed AS (
     SELECT p.run_id, p.rank, s.iteration, p.phase, p.start_ns, p.end_ns,

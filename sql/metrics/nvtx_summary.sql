@@ -5,6 +5,7 @@
 -- grain: run_id, rank, range, style
 -- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
+-- uses: nvtx_ranges, scope, sources
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
 -- `:name`; so is a domain whose NvtxDomainCreate event is not in the export, such as NCCL's in a
@@ -18,12 +19,7 @@
 -- nvtx: a regular expression; only ranges whose name matches are kept (regexp_matches).
 -- window (`4s420ms/35s390ms`, relative to each source's start) and start_ns / end_ns (UTC) keep
 -- ranges that overlap the window, bounds included. top > 0 keeps the N ranges with the most time.
-WITH window_rel AS (
-    SELECT duration_ns(nullif(trim(split_part(w, '/', 1)), '')) AS from_ns,
-           duration_ns(nullif(trim(split_part(w, '/', 2)), '')) AS to_ns
-    FROM (SELECT CAST(getvariable('window') AS VARCHAR) AS w)
-),
-picked AS (
+WITH picked AS (
     SELECT r.run_id, r.rank, r.domain, r.name,
            -- nsys names a domain only from its create event: a guessed one prints as none
            CASE WHEN r.domain_guessed THEN '' ELSE coalesce(r.domain, '') END
@@ -33,16 +29,13 @@ picked AS (
            r.dur_ns
     FROM nvtx_ranges r
     LEFT JOIN sources s ON s.file_id = r.file_id
-    CROSS JOIN window_rel w
+    CROSS JOIN relative_window(getvariable('window')) w
     WHERE r.kind IN ('push_pop', 'start_end', 'annotation') AND r.end_ns IS NOT NULL
-      AND (getvariable('run') IS NULL OR r.run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR r.rank = CAST(getvariable('rank') AS INTEGER))
+      AND scope_match(r.run_id, r.rank, getvariable('run'), getvariable('rank'))
       AND (getvariable('nvtx') IS NULL
            OR regexp_matches(coalesce(r.name, ''), CAST(getvariable('nvtx') AS VARCHAR)))
-      AND (w.from_ns IS NULL OR r.end_ns >= s.origin_ns + w.from_ns)
-      AND (w.to_ns IS NULL OR r.start_ns <= s.origin_ns + w.to_ns)
-      AND (getvariable('start_ns') IS NULL OR r.end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR r.start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND relative_window_overlaps(r.start_ns, r.end_ns, s.origin_ns, w.from_ns, w.to_ns)
+      AND window_overlaps(r.start_ns, r.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 per_range AS (
     SELECT

@@ -4,6 +4,7 @@
 -- unit: calls
 -- grain: run_id, process_group, collective
 -- params: run (text, optional)
+-- uses: parallel_groups
 -- see: DeepSpeed ZeRO, PyTorch FSDP, Megatron-LM TP/PP, MoE expert parallelism
 --
 -- One row per run, process group and collective (parallel_groups): the group's ranks, calls per

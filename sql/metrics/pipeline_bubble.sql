@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), stages (int, optional), microbatches (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: GPipe / Megatron-LM bubble fraction (p-1)/(m+p-1); CCL-Bench bubble_size_pipeline
+-- uses: gpu_ops, intervals, nccl_ops, ranks, runs, scope
 --
 -- Every rank is a pipeline stage. Per (rank, iteration), W is the iteration's span on the GPU
 -- (from the first start of a GPU op launched in it to the first start of one launched in the
@@ -31,22 +32,19 @@ WITH ops AS NOT MATERIALIZED (
            CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 2 END AS layer,
            alone AND kind <> 'comm' AS alone
     FROM gpu_ops
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
     UNION ALL
     SELECT rank_key, start_ns, end_ns, iteration, 1, false
     FROM nccl_ops
     WHERE collective IN ('Send', 'Recv', 'SendRecv')
-      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+      AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
 ),
 clipped AS NOT MATERIALIZED (
     SELECT grp, iteration, layer, alone,
            greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns
     FROM ops
-    WHERE (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    WHERE window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 iteration_spans AS (
     -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
@@ -55,10 +53,8 @@ iteration_spans AS (
            max(least(end_ns, CAST(getvariable('end_ns') AS BIGINT))) AS end_ns
     FROM gpu_ops
     WHERE iteration IS NOT NULL
-      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
     GROUP BY rank_key, iteration
 ),
 guessed AS (
@@ -69,10 +65,7 @@ tiles AS (
     SELECT grp, window_id, start_ns, end_ns
     FROM intervals_tile(iteration_spans)
     WHERE end_ns > start_ns
-      AND (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND iteration_in(window_id, getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 rows AS (
     SELECT t.grp, t.window_id AS iteration, t.start_ns AS window_start_ns, t.end_ns AS window_end_ns,

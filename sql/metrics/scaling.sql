@@ -5,6 +5,7 @@
 -- grain: run_id
 -- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time
+-- uses: clock_offsets, gpu_ops, intervals, nccl_ops, ranks, run_config, runs, series, training_steps
 --
 -- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
 -- size. The temporal breakdown of every rank (as temporal_breakdown computes it: W = the rank's

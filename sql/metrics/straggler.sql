@@ -5,6 +5,7 @@
 -- grain: run_id, rank
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA straggler analysis; nsys recipe nccl_gpu_overlap_trace
+-- uses: collective_waits, scope
 --
 -- Collectives (not sends or receives: their peers differ from rank to rank) matched across
 -- ranks by op_key and seen on at least two ranks, from the collective_waits view: times are
@@ -23,15 +24,11 @@
 WITH waits AS (
     SELECT run_id, op_key, rank, wait_ns, arrived_last, start_skew_ns, end_skew_ns
     FROM collective_waits
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+    WHERE run_match(run_id, getvariable('run'))
       AND (getvariable('collective') IS NULL
            OR collective = CAST(getvariable('collective') AS VARCHAR))
-      AND (getvariable('iteration_from') IS NULL
-           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 skews AS (
     SELECT run_id,

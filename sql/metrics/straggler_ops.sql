@@ -5,6 +5,7 @@
 -- grain: run_id, op_key, rank
 -- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA straggler analysis (per collective); straggler sums these per rank
+-- uses: collective_waits, scope
 --
 -- One row per rank of each collective matched across ranks by op_key (sends and receives
 -- excluded), from the collective_waits view. Times aligned across hosts (raw - clock offset):
@@ -28,14 +29,9 @@ SELECT
     end_skew_ns,
     ranks                           -- ranks the collective was matched on
 FROM collective_waits
-WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-  AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
   AND (getvariable('collective') IS NULL
        OR collective = CAST(getvariable('collective') AS VARCHAR))
-  AND (getvariable('iteration_from') IS NULL
-       OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-  AND (getvariable('iteration_to') IS NULL
-       OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-  AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-  AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+  AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+  AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ORDER BY run_id, last_start_ns, op_key, rank;

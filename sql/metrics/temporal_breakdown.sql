@@ -1,10 +1,11 @@
 -- metric: temporal_breakdown
--- version: 3
+-- version: 4
 -- summary: GPU time of each rank (or iteration) split into compute, exposed communication, exposed memory, other and idle
 -- unit: ns
 -- grain: run_id, rank, iteration
--- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
+-- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
 -- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
+-- uses: gpu_ops, intervals, iteration_tiles, launches, ranks, scope
 --
 -- W is the window: the rank's GPU span [first GPU op start, last GPU op end], cut to
 -- start_ns/end_ns (UTC) when given. Over W, with U = merged intervals and |.| = total length:
@@ -22,6 +23,13 @@
 -- are cut by time at these boundaries, whichever iteration launched them (ops with no iteration
 -- count too). iteration_from / iteration_to keep those iterations only; without per_iteration the
 -- kept iterations are summed into one row per rank (window_ns = their total span).
+-- unlaunched: GPU ops whose launching call is not in the trace (sql/lib/launches.sql).
+--   keep (default)  they count: the GPU was busy with them, whenever they were queued. This is
+--                   why tracewh can differ from HTA on traces with several profiler steps.
+--   hta             as HolisticTraceAnalysis 0.5.0: with two or more profiler steps in the run,
+--                   ops without a launch, or launched after the rank's last step ended, are
+--                   left out (HTA keeps a device event only if its launch is a kept CPU event)
+--   drop            every op without a launch is left out
 -- Shell: SET VARIABLE per_iteration = true; .read sql/metrics/temporal_breakdown.sql
 WITH ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other; cut to the start_ns/end_ns window
@@ -31,15 +39,15 @@ WITH ops AS NOT MATERIALIZED (
            iteration, alone,
            CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
                      WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
-    FROM gpu_ops
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    FROM gpu_ops g
+    LEFT JOIN launch_rules(getvariable('unlaunched')) u USING (run_id, rank)
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
+      AND launch_kept(launch_ns, u.need_launch, u.last_launch_ns)
 ),
 by_iteration AS (
     SELECT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)
-           OR getvariable('iteration_from') IS NOT NULL OR getvariable('iteration_to') IS NOT NULL
+           OR iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
            AS yes
 ),
 -- whole ranks: one window per rank --------------------------------------------------------------
@@ -50,33 +58,21 @@ rank_windows AS (
            least(last_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns
     FROM (SELECT rank_key AS grp, min(start_ns) AS first_ns, max(end_ns) AS last_ns,
                  count(*) FILTER (
-                     WHERE (getvariable('start_ns') IS NULL
-                            OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-                       AND (getvariable('end_ns') IS NULL
-                            OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))) AS in_window
-          FROM gpu_ops
+                     WHERE window_overlaps(start_ns, end_ns, getvariable('start_ns'),
+                                           getvariable('end_ns'))) AS in_window
+          FROM gpu_ops g
+          LEFT JOIN launch_rules(getvariable('unlaunched')) u USING (run_id, rank)
           WHERE NOT (SELECT yes FROM by_iteration)
-            AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-            AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+            AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+            AND launch_kept(launch_ns, u.need_launch, u.last_launch_ns)
           GROUP BY rank_key)
     WHERE in_window > 0
 ),
 -- iterations: tiles of the rank's timeline --------------------------------------------------------
-iteration_spans AS (
-    -- the GPU span of each iteration: its ops' first start and last end, cut to start_ns / end_ns
-    SELECT grp, iteration AS window_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-    FROM ops
-    WHERE iteration IS NOT NULL AND (SELECT yes FROM by_iteration)
-    GROUP BY grp, iteration
-),
 tiles AS (
-    SELECT grp, window_id, start_ns, end_ns
-    FROM intervals_tile(iteration_spans)
+    SELECT * FROM iteration_tiles(ops, (SELECT yes FROM by_iteration),
+                                  getvariable('iteration_from'), getvariable('iteration_to'))
     WHERE end_ns > start_ns
-      AND (getvariable('iteration_from') IS NULL
-           OR window_id >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR window_id <= CAST(getvariable('iteration_to') AS INTEGER))
 ),
 windows AS (
     SELECT * FROM rank_windows

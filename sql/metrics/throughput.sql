@@ -5,6 +5,7 @@
 -- grain: run_id
 -- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
 -- see: CCL-Bench throughput_tokens_sec
+-- uses: clock_offsets, runs, scope, training_steps
 --
 -- One row per run. The iteration time is the median over iterations of the across-rank
 -- iteration time (last aligned end - first aligned start over the ranks), as iteration_time
@@ -51,5 +52,5 @@ SELECT
     END AS reason
 FROM runs r
 LEFT JOIN per_run p ON p.run_id = r.run_id
-WHERE getvariable('run') IS NULL OR r.run_id = CAST(getvariable('run') AS VARCHAR)
+WHERE run_match(r.run_id, getvariable('run'))
 ORDER BY r.run_id;

@@ -5,6 +5,7 @@
 -- grain: run_id, collective, pg_name, size_bucket
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
+-- uses: nccl_ops, scope
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
 -- rank's operation), with its size (full_bytes, nccl-tests size), t = the shortest duration over
@@ -25,13 +26,9 @@ WITH ops AS (
                 ELSE op_key END AS op_key,
            full_bytes, group_size, dur_ns, dur_share_ns
     FROM nccl_ops
-    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('iteration_from') IS NULL
-           OR iteration >= CAST(getvariable('iteration_from') AS INTEGER))
-      AND (getvariable('iteration_to') IS NULL
-           OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
-      AND (getvariable('start_ns') IS NULL OR end_ns >= CAST(getvariable('start_ns') AS BIGINT))
-      AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
+    WHERE run_match(run_id, getvariable('run'))
+      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 matched AS (
     SELECT run_id, op_key, min(collective) AS collective, min(pg_name) AS pg_name,

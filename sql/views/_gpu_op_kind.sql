@@ -1,3 +1,4 @@
+-- uses: none
 -- The fixed vocabularies of gpu_ops as ENUMs, in text order (so ORDER BY, min and max give what
 -- they give on VARCHAR): `op` and `kind`, also the kernels view's kind. Sorting or listing
 -- millions of ops then carries a byte per value instead of a string (gpu_trace over 8M ops:

@@ -1,3 +1,4 @@
+-- uses: memcpy_label
 -- gpu_op_name: an ENUM of every GPU op name in the warehouse (the kernel names of
 -- store.kernel_names, the memcpy labels, '[CUDA memset]'), in text order. The kernels and
 -- gpu_ops views give `name` this type, so a name travels through sorts, joins and Arrow results

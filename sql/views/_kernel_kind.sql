@@ -1,3 +1,4 @@
+-- uses: none
 -- Kernel kinds (DESIGN section 6): the patterns of store.kernel_kinds, in precedence order:
 --   1. the user's patterns (`tracewh kinds load FILE`), in their file's order;
 --   2. tracewh's (sql/kernel_kinds.csv, reloaded when a tracewh with other patterns opens the

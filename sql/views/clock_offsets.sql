@@ -1,3 +1,4 @@
+-- uses: nccl_ops, ranks
 -- Per-(run, rank) clock offset, estimated from the end times of collectives seen on several ranks
 -- (DESIGN section 4). Raw times stay untouched; a metric comparing ranks uses the aligned time
 -- `start_ns - offset_ns`.

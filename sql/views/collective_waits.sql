@@ -1,3 +1,4 @@
+-- uses: clock_offsets, nccl_ops
 -- One row per rank of each collective matched across ranks (the same nccl_ops.op_key on two or
 -- more ranks; sends and receives excluded: their peers differ from rank to rank), with how long
 -- the rank waited for the last one to arrive (HTA's straggler analysis). Times are compared

@@ -1,3 +1,4 @@
+-- uses: none
 -- Host-side framework operators (Kineto cpu_op), with their arguments.
 CREATE OR REPLACE VIEW cpu_ops AS
 SELECT

@@ -1,3 +1,4 @@
+-- uses: none
 -- CUDA runtime and driver API calls on the host.
 CREATE OR REPLACE VIEW cuda_api AS
 SELECT

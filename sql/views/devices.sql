@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per GPU seen in a source.
 CREATE OR REPLACE VIEW devices AS
 SELECT

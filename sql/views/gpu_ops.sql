@@ -1,3 +1,4 @@
+-- uses: gpu_op_kind, gpu_op_name, memcpy_label, scope
 -- Every GPU activity: kernels, memcpy and memset, with their kind. The base of every
 -- busy / idle / overlap metric. Launch configuration is NULL for copies and memsets; bytes and
 -- memory kinds are NULL for kernels. rank_key is one BIGINT per (run_id, rank), as in `ranks`:
@@ -6,7 +7,8 @@
 -- alone and device_prev_end_ns let busy / idle metrics answer the ops that overlap nothing
 -- with sums, and sort only the rest.
 CREATE OR REPLACE VIEW gpu_ops AS
-SELECT run_id, rank, file_id * 4294967296 + rank AS rank_key, file_id, pid, device_id, context_id, stream_id,
+SELECT run_id, rank, rank_key(file_id, rank) AS rank_key, file_id, pid, device_id, context_id,
+       stream_id,
        start_ns, end_ns, end_ns - start_ns AS dur_ns,
        CAST('kernel' AS gpu_op_type) AS op,  -- kernel | memcpy | memset (ENUM gpu_op_type)
        -- compute | comm | sync | other | memcpy | memset (ENUM gpu_op_kind)
@@ -30,7 +32,7 @@ LEFT JOIN (SELECT name, CAST(kind AS gpu_op_kind) AS kind, CAST(name AS gpu_op_n
            FROM store.kernel_names) n
     USING (name)
 UNION ALL
-SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
+SELECT run_id, rank, rank_key(file_id, rank), file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
        CAST('memcpy' AS gpu_op_type), CAST('memcpy' AS gpu_op_kind),
        CAST(memcpy_name(copy_kind) AS gpu_op_name), correlation_id,
@@ -39,7 +41,7 @@ SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, conte
        device_prev_end_ns
 FROM store.memcpy
 UNION ALL
-SELECT run_id, rank, file_id * 4294967296 + rank, file_id, pid, device_id, context_id,
+SELECT run_id, rank, rank_key(file_id, rank), file_id, pid, device_id, context_id,
        stream_id, start_ns, end_ns, end_ns - start_ns,
        CAST('memset' AS gpu_op_type), CAST('memset' AS gpu_op_kind),
        CAST('[CUDA memset]' AS gpu_op_name), correlation_id,

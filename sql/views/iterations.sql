@@ -1,3 +1,4 @@
+-- uses: iteration_number
 -- Training iterations per rank, from host ranges named ProfilerStep#N (or step/iteration N).
 -- First and last steps are flagged, not dropped: profilers often cut them short.
 CREATE OR REPLACE VIEW iterations AS

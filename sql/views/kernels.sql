@@ -1,3 +1,4 @@
+-- uses: gpu_op_kind, gpu_op_name, kernel_short_name
 -- One row per GPU kernel execution. The kind comes from store.kernel_names: each distinct name
 -- classified once by kernel_kind() (re-classified when the patterns change).
 CREATE OR REPLACE VIEW kernels AS

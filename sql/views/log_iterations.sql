@@ -1,3 +1,4 @@
+-- uses: none
 -- Iteration lines of training logs (Megatron-LM, Megatron-DeepSpeed), one row per line, in both
 -- forms: ` iteration        1/  317892 | consumed samples:            8 | ...` and
 -- `iteration=       2/  317892 | consumed_samples=         512 | ...`. Field names are made

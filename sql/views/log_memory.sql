@@ -1,3 +1,4 @@
+-- uses: none
 -- DeepSpeed memory lines of training logs, `[Rank 0] (after 1 iterations) memory (MB) |
 -- allocated: 18244.64 | max allocated: 41299.50 | reserved: 46764.0 | max reserved: 46764.0`,
 -- one row per measure and line.

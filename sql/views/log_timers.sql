@@ -1,3 +1,4 @@
+-- uses: none
 -- Timer lines of training logs (tracewh ingest --log): DeepSpeed wall_clock_breakdown
 -- `time (ms) | fwd_microstep: 1857.15 | ...` or a --log-pattern's timers, one row per timer and
 -- line. DeepSpeed prints each step twice, as `fwd_microstep` and as `fwd`: both are kept, each

@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per memory copy on the GPU.
 CREATE OR REPLACE VIEW memcpy AS
 SELECT

@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per memset on the GPU.
 CREATE OR REPLACE VIEW memset AS
 SELECT

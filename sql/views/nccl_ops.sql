@@ -1,3 +1,4 @@
+-- uses: scope
 -- One row per collective or point-to-point operation on a rank, with the GPU kernel's times.
 -- A kernel may run several operations (nsys: a grouped SendRecv kernel is each Send and Recv of
 -- its NCCL group), and each of them has the kernel's full times: sum(dur_ns) then counts that
@@ -7,7 +8,7 @@ CREATE OR REPLACE VIEW nccl_ops AS
 SELECT
     run_id,
     rank,
-    file_id * 4294967296 + rank AS rank_key,  -- one BIGINT per (run_id, rank), as in ranks
+    rank_key(file_id, rank) AS rank_key,  -- one BIGINT per (run_id, rank), as in ranks
     file_id,
     pid,
     device_id,

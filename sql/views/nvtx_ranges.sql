@@ -1,3 +1,4 @@
+-- uses: none
 -- NVTX ranges and marks (nsys), and user annotations (Kineto, domain 'torch').
 CREATE OR REPLACE VIEW nvtx_ranges AS
 SELECT

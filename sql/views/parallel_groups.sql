@@ -1,3 +1,4 @@
+-- uses: cpu_ops, cuda_api, nccl_ops, nvtx_ranges
 -- How a run is parallelised, read from its collectives: one row per run, process group and
 -- collective, with where in the step the collective is launched, how often, how big, and the
 -- pattern it matches. The parallelism metric shows it; runs takes tp/dp/pp/ep/zero_stage from

@@ -1,9 +1,10 @@
+-- uses: scope
 -- One row per rank (process) of a run, and where its rank number came from.
 CREATE OR REPLACE VIEW ranks AS
 SELECT
     k.run_id,
     k.rank,         -- global rank
-    k.file_id * 4294967296 + k.rank AS rank_key,  -- one BIGINT per (run_id, rank), as in gpu_ops
+    rank_key(k.file_id, k.rank) AS rank_key,  -- one BIGINT per (run_id, rank), as in gpu_ops
     k.file_id,
     k.pid,          -- OS process id
     k.host,

@@ -1,3 +1,4 @@
+-- uses: parallel_groups
 -- Each run's configuration, one row per key (tp, dp, zero_stage, ratio, ...), with where the
 -- value came from. A key given by several sources takes the most trusted one: --run-param, then
 -- the workload card, then a DeepSpeed ds_config.json or a Megatron arguments block, then the

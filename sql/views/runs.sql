@@ -1,3 +1,4 @@
+-- uses: run_config
 -- One row per training job (run), with its configuration (run_config: the most trusted value of
 -- each key) as typed columns, the other keys in `params`, and where each value came from.
 CREATE OR REPLACE VIEW runs AS

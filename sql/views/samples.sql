@@ -1,3 +1,4 @@
+-- uses: none
 -- Time series sampled beside the job (tracewh ingest --series FILE.csv), one row per sample,
 -- device and measure.
 CREATE OR REPLACE VIEW samples AS

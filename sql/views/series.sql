@@ -1,3 +1,4 @@
+-- uses: run_config
 -- Series: runs whose configurations (run_config) differ in exactly one field, e.g. the same model
 -- at tp 1, 2 and 4. One row per run and series; a run belongs to one series per field it shares
 -- a sweep in. Runs missing a field the others have are not in their series.

@@ -1,3 +1,4 @@
+-- uses: none
 -- One row per ingested file.
 CREATE OR REPLACE VIEW sources AS
 SELECT

@@ -974,7 +974,8 @@ def metrics_transpile(
 
 @metrics_app.command("check")
 def metrics_check() -> None:
-    """Check every metric file and the lock: a changed metric must raise its version."""
+    """Check every metric file and the lock: a changed metric, or a changed view or macro it
+    reads, must raise its version (or be locked again with --same-answers)."""
     from .metrics import check_lock, list_metrics
 
     try:
@@ -990,12 +991,18 @@ def metrics_check() -> None:
 
 
 @metrics_app.command("lock")
-def metrics_lock() -> None:
-    """Record new (metric, version) pairs in sql/metrics.lock."""
+def metrics_lock(
+    same_answers: Annotated[Optional[str], typer.Option(
+        "--same-answers", metavar="WHY",
+        help="Lock changed metrics (or views and macros they read) again under their version, "
+             "because every answer stays the same; WHY goes into sql/metrics.changes")] = None,
+) -> None:
+    """Record new (metric, version) pairs in sql/metrics.lock, with the hash of the views and
+    macros each reads."""
     from .metrics import update_lock
 
     try:
-        for line in update_lock():
+        for line in update_lock(same_answers=same_answers):
             err.print(line, highlight=False, markup=False)
     except TracewhError as exc:
         _fail(str(exc))

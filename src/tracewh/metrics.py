@@ -9,6 +9,7 @@ A metric file is a comment header, then one query over the public views (DESIGN 
     -- grain: run_id, rank, name
     -- params: run (text, optional), rank (int, optional), top (int, default 0)   (or: none)
     -- see: nsys stats -r cuda_gpu_kern_sum  (optional)
+    -- uses: kernels                       (the modules of sql/lib and sql/views it reads)
     SELECT ...
 
 Header lines are `-- key: value` with one of the keys above; other leading comment lines are free
@@ -17,7 +18,10 @@ the plain DuckDB shell after `SET VARIABLE name = ...`; the runner binds each de
 with a prepared `SET VARIABLE name = ?` and never pastes a value into SQL.
 
 The lock file (`sql/metrics.lock`) records every released (metric, version) with the SHA-256 of
-its normalized body (see `normalized_body`), so a query cannot change under the same version.
+its normalized body (see `normalized_body`) and of the code of every module it reads, directly or
+through other modules (`sqlmodules.closure_sha256`), so neither the query nor a view or macro
+under it can change under the same version. A change that gives the same answers (a faster
+plan, a shared macro) is re-locked with a reason instead, logged in `sql/metrics.changes`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from typing import TYPE_CHECKING
@@ -37,7 +42,7 @@ if TYPE_CHECKING:  # loaded where a query is checked or run: 'metrics list' read
     import pyarrow as pa
     from sqlglot import exp
 
-REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params")
+REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params", "uses")
 OPTIONAL_KEYS = ("unit", "see")
 _HEADER_LINE = re.compile(r"^--\s*(%s):\s*(.*?)\s*$" % "|".join(REQUIRED_KEYS + OPTIONAL_KEYS))
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -47,12 +52,21 @@ _PARAM = re.compile(
 )
 
 LOCK_NAME = "metrics.lock"
+CHANGES_NAME = "metrics.changes"
 LOCK_HEADER = """\
-# tracewh metrics lock: every released (metric, version) and the SHA-256 of its normalized body.
-# Columns: metric<TAB>version<TAB>sha256. Sorted; old versions stay. Never edit a line: change the
-# query, raise its `-- version:`, then run tracewh.metrics.update_lock().
+# tracewh metrics lock: every released (metric, version), the SHA-256 of its normalized body and
+# the SHA-256 of the modules it reads (its `-- uses:` closure over sql/lib and sql/views).
+# Columns: metric<TAB>version<TAB>body sha256<TAB>closure sha256 (- : locked before closures
+# were). Sorted; old versions stay. Never edit a line: change the query, raise its `-- version:`,
+# then run `tracewh metrics lock`; a change that gives the same answers is re-locked with
+# `tracewh metrics lock --same-answers "why"`, which logs the reason in metrics.changes.
 # Normalized body = the file without its leading comment header, trailing whitespace stripped from
 # each line, leading and trailing blank lines dropped, lines joined with a newline, UTF-8.
+# Closure = sqlmodules.closure_sha256: each module's name and the SHA-256 of its SQL tokens.
+"""
+CHANGES_HEADER = """\
+# Metric changes re-locked without a new version, because they give the same answers:
+# date (UTC)<TAB>metric vN, ...<TAB>why. Appended by `tracewh metrics lock --same-answers`.
 """
 
 
@@ -77,6 +91,7 @@ class Metric:
     grain: tuple[str, ...]
     params: tuple[Param, ...]
     see: str | None
+    uses: tuple[str, ...]  # the modules of sql/lib and sql/views the query reads
     body: str  # the file after its header: the query, as written
     path: Path
 
@@ -88,6 +103,18 @@ class Metric:
     @property
     def body_sha256(self) -> str:
         return hashlib.sha256(normalized_body(self.body).encode()).hexdigest()
+
+    @property
+    def closure_sha256(self) -> str:
+        from .sqlmodules import closure_sha256, load_modules
+
+        return closure_sha256(self.uses, load_modules(_sql_root_of(self.path)))
+
+
+def _sql_root_of(path: Path) -> Path:
+    """The sql/ folder a metric file belongs to (a file elsewhere reads this tracewh's views)."""
+    root = path.resolve().parents[1]
+    return root if (root / "views").is_dir() else sql_dir()
 
 
 # --- parameters -----------------------------------------------------------------------------
@@ -189,6 +216,12 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
         raise MetricError(f"{path}:{body_line}: no query after the header")
     if check:
         _check_query(path, text, body_line, {p.name for p in params}, params_line)
+        from .sqlmodules import check_uses, load_modules
+
+        wrong_uses = check_uses(path, text, load_modules(_sql_root_of(path)))
+        if wrong_uses:
+            uses_line = header["uses"][1]
+            raise MetricError(wrong_uses.replace(f"{path}: ", f"{path}:{uses_line}: ", 1))
     return Metric(
         name=name,
         version=int(raw_version),
@@ -197,6 +230,8 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
         grain=grain,
         params=params,
         see=header.get("see", (None,))[0] or None,
+        uses=tuple(u.strip() for u in header["uses"][0].split(",")
+                   if u.strip() and u.strip() != "none"),
         body=body,
         path=path,
     )
@@ -440,38 +475,71 @@ def default_lock_path(sql_root: str | Path | None = None) -> Path:
     return Path(sql_root or sql_dir()) / LOCK_NAME
 
 
-def read_lock(lock_path: str | Path) -> dict[tuple[str, int], str]:
-    """(metric, version) -> sha256 from a lock file; a missing file is an empty lock."""
+@dataclass(frozen=True)
+class LockEntry:
+    body: str  # sha256 of the normalized body
+    closure: str | None  # sha256 of the modules it reads; None: locked before closures were
+
+
+def read_lock(lock_path: str | Path) -> dict[tuple[str, int], LockEntry]:
+    """(metric, version) -> its locked hashes; a missing file is an empty lock."""
     lock_path = Path(lock_path)
     if not lock_path.exists():
         return {}
-    entries: dict[tuple[str, int], str] = {}
+    entries: dict[tuple[str, int], LockEntry] = {}
     for number, line in enumerate(lock_path.read_text().splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         fields = line.split("\t")
-        if (len(fields) != 3 or not fields[1].isdigit()
-                or not re.fullmatch(r"[0-9a-f]{64}", fields[2])):
-            raise MetricError(f"{lock_path}:{number}: expected metric<TAB>version<TAB>sha256")
+        if (len(fields) not in (3, 4) or not fields[1].isdigit()
+                or not all(re.fullmatch(r"[0-9a-f]{64}", f) for f in fields[2:3])
+                or not all(re.fullmatch(r"[0-9a-f]{64}|-", f) for f in fields[3:])):
+            raise MetricError(f"{lock_path}:{number}: expected "
+                              "metric<TAB>version<TAB>sha256<TAB>closure sha256")
         key = (fields[0], int(fields[1]))
         if key in entries:
             raise MetricError(f"{lock_path}:{number}: {fields[0]} v{fields[1]} appears twice")
-        entries[key] = fields[2]
+        closure = fields[3] if len(fields) == 4 and fields[3] != "-" else None
+        entries[key] = LockEntry(fields[2], closure)
     return entries
 
 
-def write_lock(lock_path: str | Path, entries: dict[tuple[str, int], str]) -> None:
-    lines = [f"{name}\t{version}\t{digest}\n"
-             for (name, version), digest in sorted(entries.items())]
+def write_lock(lock_path: str | Path, entries: dict[tuple[str, int], LockEntry]) -> None:
+    lines = [f"{name}\t{version}\t{entry.body}\t{entry.closure or '-'}\n"
+             for (name, version), entry in sorted(entries.items())]
     Path(lock_path).write_text(LOCK_HEADER + "".join(lines))
+
+
+def lock_entry(metric: Metric) -> LockEntry:
+    return LockEntry(metric.body_sha256, metric.closure_sha256)
+
+
+def _differences(metric: Metric, locked: LockEntry) -> list[str]:
+    """What changed since `metric` was locked: its query, the modules it reads, or both."""
+    now = lock_entry(metric)
+    changed = []
+    if locked.body != now.body:
+        changed.append(f"its query (lock {locked.body[:12]}, file {now.body[:12]})")
+    if locked.closure != now.closure:
+        changed.append(f"a module it reads ({', '.join(metric_closure(metric))})")
+    return changed
+
+
+def metric_closure(metric: Metric) -> list[str]:
+    from .sqlmodules import closure, load_modules
+
+    return closure(metric.uses, load_modules(_sql_root_of(metric.path)))
 
 
 def check_lock(lock_path: str | Path | None = None,
                sql_root: str | Path | None = None) -> list[str]:
-    """Problems between sql/metrics and the lock: changed without a version bump, or not locked."""
+    """Problems between sql/metrics and the lock: a metric, or a view or macro it reads, changed
+    without a version bump or a logged same-answers re-lock; a metric not locked."""
+    from .sqlmodules import module_problems
+
     lock_path = Path(lock_path or default_lock_path(sql_root))
     locked = read_lock(lock_path)
-    problems = []
+    problems = [problem for problem in module_problems(sql_root)]
     for path in sorted(metrics_dir(sql_root).glob("*.sql")):
         try:
             metric = load_metric(path)
@@ -481,31 +549,53 @@ def check_lock(lock_path: str | Path | None = None,
         recorded = locked.get((metric.name, metric.version))
         if recorded is None:
             problems.append(f"{path}: {metric.name} v{metric.version} is not in {lock_path} - "
-                            "run tracewh.metrics.update_lock()")
-        elif recorded != metric.body_sha256:
-            problems.append(f"{path}: {metric.name} v{metric.version} changed without raising "
-                            f"its version (lock {recorded[:12]}, file {metric.body_sha256[:12]}) - "
-                            "raise `-- version:` and run tracewh.metrics.update_lock()")
+                            "run tracewh metrics lock")
+        elif changed := _differences(metric, recorded):
+            problems.append(
+                f"{path}: {metric.name} v{metric.version} changed without raising its version: "
+                f"{' and '.join(changed)} - raise `-- version:` and run tracewh metrics lock, or, "
+                "if every answer stays the same, tracewh metrics lock --same-answers \"why\"")
     return problems
 
 
 def update_lock(lock_path: str | Path | None = None,
-                sql_root: str | Path | None = None) -> list[str]:
-    """Add new (metric, version) entries; refuse, writing nothing, if a locked one changed."""
+                sql_root: str | Path | None = None,
+                same_answers: str | None = None) -> list[str]:
+    """Add new (metric, version) entries. A locked one that changed is refused, writing nothing,
+    unless `same_answers` says why its answers stay the same: then it is locked again and the
+    reason appended to metrics.changes with the date."""
     lock_path = Path(lock_path or default_lock_path(sql_root))
     entries = read_lock(lock_path)
-    added, refused = [], []
+    added, relocked, refused = [], [], []
     for metric in list_metrics(sql_root):
-        key = (metric.name, metric.version)
-        if key not in entries:
-            entries[key] = metric.body_sha256
+        key, now = (metric.name, metric.version), lock_entry(metric)
+        locked = entries.get(key)
+        if locked is None:
             added.append(f"{metric.name} v{metric.version}")
-        elif entries[key] != metric.body_sha256:
+        elif locked.body == now.body and locked.closure is None:
+            added.append(f"{metric.name} v{metric.version} (closure)")  # an older lock's entry
+        elif locked == now:
+            continue
+        elif same_answers and same_answers.strip():
+            relocked.append(f"{metric.name} v{metric.version}")
+        else:
             refused.append(f"{metric.name} v{metric.version}")
+            continue
+        entries[key] = now
     if refused:
-        raise MetricError(f"{lock_path}: will not overwrite the locked hash of "
-                          f"{', '.join(refused)} - raise the version of a metric whose query "
-                          "changed")
-    if added or not lock_path.exists():
+        raise MetricError(f"{lock_path}: will not overwrite the locked hashes of "
+                          f"{', '.join(refused)} - raise the version of a metric whose answers "
+                          "changed, or pass --same-answers \"why\" if none did")
+    if relocked:
+        _log_change(lock_path.parent / CHANGES_NAME, relocked, same_answers)
+    if added or relocked or not lock_path.exists():
         write_lock(lock_path, entries)
-    return added
+    return added + [f"{name} locked again: {same_answers.strip()}" for name in relocked]
+
+
+def _log_change(changes_path: Path, metrics: list[str], why: str) -> None:
+    today = datetime.now(timezone.utc).date().isoformat()
+    reason = " ".join(why.split())  # one line
+    head = "" if changes_path.exists() else CHANGES_HEADER
+    with changes_path.open("a") as log:
+        log.write(f"{head}{today}\t{', '.join(metrics)}\t{reason}\n")

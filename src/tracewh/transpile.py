@@ -8,7 +8,7 @@ SQL that reads only the public views (the tables of a Parquet lake, `tracewh exp
    DuckDB, with the macros of sql/views, and replaced by its rows as literals, so DuckDB-only
    helpers such as `duration_ns()` never reach the target (and bad values fail here, with
    DuckDB's message);
-3. macros: scalar macros of sql/views/_*.sql (`kernel_kind(name)`, ...) are inlined as
+3. macros: scalar macros of sql/lib/*.sql (`kernel_kind(name)`, ...) are inlined as
    expressions; table macros (`intervals_union(ops)`, ... taking a table NAME through
    `query_table`, or a value: `training_steps(getvariable('step_pattern'))`) are inlined as
    CTEs of their own, hoisted before the CTE that calls them;
@@ -47,6 +47,7 @@ from sqlglot.optimizer.qualify import qualify
 from .errors import TracewhError
 from .metrics import Metric, bind_values
 from .resources import sql_dir
+from .sqlmodules import load_modules
 
 DIALECTS = ("spark", "trino")
 _WITH = "with_" if "with_" in exp.Select.arg_types else "with"
@@ -76,9 +77,8 @@ class Catalog:
 # --- the catalogue ------------------------------------------------------------------------------
 
 def load_macros(sql_root: str | Path | None = None) -> dict[str, Macro]:
-    """Every `CREATE MACRO` of sql/views, by lowercase name."""
-    folder = Path(sql_root or sql_dir()) / "views"
-    files = tuple((p, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.sql")))
+    """Every `CREATE MACRO` of sql/lib and sql/views, by lowercase name."""
+    files = tuple((m.path, m.path.stat().st_mtime_ns) for m in load_modules(sql_root).values())
     return _load_macros(files)
 
 
@@ -216,9 +216,10 @@ def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict
     macros = load_macros()
     tree = sqlglot.parse_one(sql, read="duckdb")
     _bind_variables(tree, values, types)
-    tree = _fold_constant_ctes(tree, catalog.con, label)
     tree = _fold_constant_calls(tree, catalog.con, macros, label)
     _inline_table_macros(tree, macros, itertools.count(1))
+    # after the table macros: relative_window(...) and its like become constant CTEs too
+    tree = _fold_constant_ctes(tree, catalog.con, label)
     tree = _inline_scalar_macros(tree, macros)
     for cte in tree.find_all(exp.CTE):
         cte.set("materialized", None)

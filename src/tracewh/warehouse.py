@@ -26,6 +26,7 @@ import duckdb
 from . import __version__, kinds
 from .errors import TracewhError, WarehouseBusy, storage_fault
 from .resources import migrations_dir, sql_dir
+from .sqlmodules import install_order, load_modules, public_names
 from .sqlscript import run_script
 
 T = TypeVar("T")
@@ -78,8 +79,8 @@ def load_migrations(folder: Path | None = None) -> list[Migration]:
 
 def views_checksum() -> str:
     digest = hashlib.sha256(__version__.encode())
-    for path in [*sorted((sql_dir() / "views").glob("*.sql")), kinds.shipped_path()]:
-        digest.update(path.name.encode())
+    for path in [*(module.path for module in load_modules().values()), kinds.shipped_path()]:
+        digest.update(f"{path.parent.name}/{path.name}".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -410,7 +411,7 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False, fresh: bo
     try:
         if not fresh:
             _drop_public_objects(con)
-        _create_in_dependency_order(con, sorted((sql_dir() / "views").glob("*.sql")))
+        _create_in_install_order(con)
         # the kind patterns may have changed: classify every kernel name again, and make the
         # names' ENUM again from the names classified
         kinds.use_shipped_patterns(con)
@@ -444,62 +445,19 @@ def _drop_public_objects(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f'DROP {keyword} IF EXISTS main."{name}"')
 
 
-_DEFINES = re.compile(
-    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE\s+MACRO)\s+(?:main\.)?\"?(\w+)", re.I
-)
-# what orders the files: views and macros, and the types they cast to (not views themselves)
-_DEFINES_ANY = re.compile(
-    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE\s+MACRO|TYPE)\s+(?:main\.)?\"?(\w+)",
-    re.I)
-
-
 def public_view_names() -> set[str]:
-    """Names of the views and macros that sql/views defines: what users and metrics may read."""
-    return {
-        name
-        for path in (sql_dir() / "views").glob("*.sql")
-        for name in _DEFINES.findall(path.read_text())
-    }
+    """Names of the views and macros that sql/views and sql/lib define: what users and metrics
+    may read."""
+    return public_names()
 
 
-def view_files_in_dependency_order(files: list[Path]) -> list[Path]:
-    """Order view files so that each comes after the files defining the names it uses."""
-    texts = {path: path.read_text() for path in files}
-    defined_in = {name: path for path, text in texts.items() for name in _DEFINES_ANY.findall(text)}
-    ordered: list[Path] = []
-    visiting: set[Path] = set()
-
-    def visit(path: Path) -> None:
-        if path in ordered:
-            return
-        if path in visiting:
-            raise TracewhError(f"{path}: views depend on each other in a cycle")
-        visiting.add(path)
-        words = set(re.findall(r"\w+", _code_only(texts[path])))
-        for name in sorted(words & defined_in.keys()):
-            if defined_in[name] != path:
-                visit(defined_in[name])
-        visiting.discard(path)
-        ordered.append(path)
-
-    for path in files:
-        visit(path)
-    return ordered
-
-
-def _code_only(sql: str) -> str:
-    """SQL without comments, string literals and store.* names: what can name a view."""
-    sql = re.sub(r"--[^\n]*", " ", sql)
-    sql = re.sub(r"'(?:[^']|'')*'", " ", sql)
-    return re.sub(r"\bstore\.\w+", " ", sql)
-
-
-def _create_in_dependency_order(con: duckdb.DuckDBPyConnection, files: list[Path]) -> None:
-    for path in view_files_in_dependency_order(files):
+def _create_in_install_order(con: duckdb.DuckDBPyConnection) -> None:
+    """Every module of sql/lib and sql/views, each after the modules its `-- uses:` names."""
+    for module in install_order(load_modules()):
         try:
-            con.execute(path.read_text())
+            con.execute(module.text)
         except duckdb.Error as exc:
-            raise TracewhError(f"{path}: cannot create view: {exc}") from None
+            raise TracewhError(f"{module.path}: cannot create view: {exc}") from None
 
 
 def first_row(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None):

@@ -1,3 +1,4 @@
+-- uses: iteration_number, iterations, nvtx_ranges
 -- training_steps(step_pattern): the training steps of every rank, as the step-time metrics
 -- (iteration_time, throughput, scaling, nvtx_phases) count them. With step_pattern NULL, the
 -- iterations view (ProfilerStep#N, step N, iteration N); otherwise the NVTX ranges (and Kineto

@@ -1,3 +1,4 @@
+-- uses: clock_offsets, gpu_ops, intervals, iterations, nccl_ops, ranks, training_steps
 -- run_measures(chosen_runs, include_first_last, kernel_wait_ns): the numbers that runs are compared
 -- by (breakdown_diff, regressions), one row per (run_id, section, item), for the runs listed in
 -- the table or CTE named by chosen_runs (a column run_id):

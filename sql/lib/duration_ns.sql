@@ -1,3 +1,4 @@
+-- uses: none
 -- Parse a duration the way `nsys stats --filter-time` takes it: `4s420ms`, `35.39s`, `1500us`,
 -- `2m`, or a bare integer of nanoseconds. NULL or blank in, NULL out; anything else is an error.
 CREATE OR REPLACE MACRO duration_ns(txt) AS

@@ -1,3 +1,4 @@
+-- uses: none
 -- Interval building blocks, written once and called by every busy / idle / overlap metric:
 --   intervals_union(t)            merged busy islands (+ the gap before each)
 --   intervals_flatten(t)          the timeline by top priority layer (compute > comm > ...)

@@ -1,3 +1,4 @@
+-- uses: none
 -- What NCCL kernel and API names say about a collective. Kernel names are only a hint (from
 -- NCCL 2.19 the kernel is the nearest compiled specialisation, and one launch may carry a
 -- group of collectives): prefer the NCCL NVTX range or the profiler's own arguments.

@@ -1,3 +1,4 @@
+-- uses: none
 -- A kernel's base name from its demangled name, as nsys's shortName gives it:
 -- 'void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)' -> 'vectorized_elementwise_kernel',
 -- 'ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)' -> 'ncclDevKernel_SendRecv'.

@@ -1,3 +1,4 @@
+-- uses: none
 -- Nesting of ranges per thread: depth (0 = outermost) and the tightest enclosing range.
 -- Argument: the name of a table or view with columns range_id, pid, tid, start_ns, end_ns
 -- (NULL = still open at the end of the capture; a mark is end_ns = start_ns). Returns range_id,

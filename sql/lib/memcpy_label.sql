@@ -1,3 +1,4 @@
+-- uses: none
 -- The name nsys (2022+) gives a copy in cuda_gpu_trace and cuda_gpu_mem_time_sum:
 -- '[CUDA memcpy Host-to-Device]' for copy kind 'HtoD' (labels of ENUM_CUDA_MEMCPY_OPER).
 CREATE OR REPLACE MACRO memcpy_name(copy_kind) AS

@@ -1,3 +1,4 @@
+-- uses: ranks
 -- run_pair(base, test): the two runs a diff compares, as rows (side, run_id) with side 'base'
 -- (the run before) and 'test' (the run after). base: the run given, else the first run by
 -- run_id; test: the run given, else the first run after base. A metric passes its parameters:

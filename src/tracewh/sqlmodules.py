@@ -1,0 +1,220 @@
+"""The SQL modules a metric reads: the macro files of sql/lib and the views of sql/views.
+
+Every module and metric file declares, in its leading comments, the modules it reads:
+
+    -- uses: intervals, gpu_ops, ranks          (or: -- uses: none)
+
+A module is named by its file (sql/lib/intervals.sql is `intervals`, sql/views/gpu_ops.sql is
+`gpu_ops`); the objects it defines carry the module prefix themselves (`intervals_union`). The
+declaration is checked against what sqlglot finds in the SQL (views and table macros read,
+macros and types called), it orders the installation of the views, and its transitive closure is
+what the metrics lock hashes beside a metric's own body (metrics.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.tokens import TokenType
+
+from .errors import TracewhError
+from .resources import sql_dir
+
+FOLDERS = ("lib", "views")
+_USES = re.compile(r"^--\s*uses:\s*(.*?)\s*$")
+_DEFINES = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO|TABLE\s+MACRO|TYPE)\s+(?:main\.)?\"?(\w+)", re.I)
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    path: Path
+    text: str
+    uses: tuple[str, ...] | None  # None: the file declares nothing
+    views: frozenset[str]  # views and macros it defines (what metrics and users may read)
+    types: frozenset[str]  # ENUM types it defines
+
+    @property
+    def defines(self) -> frozenset[str]:
+        return self.views | self.types
+
+
+def module_name(path: Path) -> str:
+    return path.stem.lstrip("_")
+
+
+def declared_uses(text: str) -> tuple[str, ...] | None:
+    """The modules named by the `-- uses:` line of the leading comments (None: no such line)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("--"):
+            return None
+        match = _USES.match(stripped)
+        if match:
+            names = [n.strip() for n in match.group(1).split(",") if n.strip()]
+            return () if names == ["none"] else tuple(names)
+    return None
+
+
+def load_modules(sql_root: str | Path | None = None) -> dict[str, Module]:
+    root = Path(sql_root or sql_dir())
+    files = tuple((p, p.stat().st_mtime_ns, p.stat().st_size) for folder in FOLDERS
+                  for p in sorted((root / folder).glob("*.sql")))
+    return _load(files)
+
+
+@lru_cache(maxsize=8)
+def _load(files: tuple[tuple[Path, int, int], ...]) -> dict[str, Module]:
+    modules: dict[str, Module] = {}
+    for path, *_ in files:
+        name = module_name(path)
+        if name in modules:
+            raise TracewhError(f"{path}: module {name} is also {modules[name].path}")
+        text = path.read_text()
+        defined = _DEFINES.findall(_code_only(text))
+        modules[name] = Module(
+            name, path, text, declared_uses(text),
+            views=frozenset(n.lower() for kind, n in defined if kind.upper() != "TYPE"),
+            types=frozenset(n.lower() for kind, n in defined if kind.upper() == "TYPE"))
+    return modules
+
+
+def public_names(sql_root: str | Path | None = None) -> set[str]:
+    """The views and macros of every module: what users and metrics may read."""
+    return {name for module in load_modules(sql_root).values() for name in module.views}
+
+
+# --- what the SQL reads ------------------------------------------------------------------------
+
+def found_uses(text: str, modules: dict[str, Module], own: frozenset[str] = frozenset()) -> set[str]:
+    """The modules whose objects `text` reads, as sqlglot finds them: tables and table macros it
+    selects from, macros it calls, types it casts to (statements sqlglot keeps as a Command are
+    searched token by token). Objects in `own` (defined by the text itself) do not count."""
+    owner = {obj: m.name for m in modules.values() for obj in m.defines}
+    names: set[str] = set()
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
+    except sqlglot.errors.ParseError:
+        statements, names = [], _identifiers(text)  # SQL sqlglot cannot read: token by token
+    finally:
+        quiet.setLevel(level)
+    for statement in statements:
+        if isinstance(statement, exp.Command):
+            names |= _identifiers(statement.sql(dialect="duckdb"))
+            continue
+        ctes = {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
+        for table in statement.find_all(exp.Table):
+            if table.args.get("db") or table.args.get("catalog"):
+                continue  # store.* tables
+            source = table.this
+            name = source.name if isinstance(source, (exp.Identifier, exp.Anonymous)) else ""
+            if name.lower() not in ctes:
+                names.add(name.lower())
+        names |= {call.name.lower() for call in statement.find_all(exp.Anonymous)}
+        for kind in statement.find_all(exp.DataType):
+            if kind.this == exp.DataType.Type.USERDEFINED:
+                names.add(str(kind.args.get("kind") or kind.sql(dialect="duckdb")).lower())
+    return {owner[n] for n in names if n in owner and n not in own}
+
+
+def _identifiers(sql: str) -> set[str]:
+    """Names in `sql` that are not qualified (`store.memcpy` is a table, not the view)."""
+    tokens = sqlglot.tokenize(sql, read="duckdb")
+    return {token.text.lower() for before, token in zip([None, *tokens], tokens)
+            if token.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+            and not (before and before.token_type == TokenType.DOT)}
+
+
+def check_uses(path: Path, text: str, modules: dict[str, Module],
+               own: frozenset[str] = frozenset()) -> str | None:
+    """What is wrong with the `-- uses:` line of `text`, or None."""
+    declared = declared_uses(text)
+    found = found_uses(text, modules, own) - {module_name(path)}
+    if declared is None:
+        return (f"{path}: no `-- uses:` line; it reads "
+                f"{', '.join(sorted(found)) or 'none'}")
+    unknown = sorted(set(declared) - modules.keys())
+    if unknown:
+        return f"{path}: `-- uses:` names {', '.join(unknown)}, which no file of sql/lib or sql/views is"
+    if set(declared) != found:
+        missing, extra = sorted(found - set(declared)), sorted(set(declared) - found)
+        return (f"{path}: `-- uses:` does not match the SQL"
+                + (f"; reads undeclared {', '.join(missing)}" if missing else "")
+                + (f"; declares unused {', '.join(extra)}" if extra else ""))
+    return None
+
+
+def module_problems(sql_root: str | Path | None = None) -> list[str]:
+    modules = load_modules(sql_root)
+    return [problem for m in modules.values()
+            if (problem := check_uses(m.path, m.text, modules, m.defines))]
+
+
+# --- order and closure -------------------------------------------------------------------------
+
+def install_order(modules: dict[str, Module]) -> list[Module]:
+    """Every module after the modules it declares it uses."""
+    ordered: list[Module] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        module = modules[name]
+        if module in ordered:
+            return
+        if name in visiting:
+            raise TracewhError(f"{module.path}: modules use each other in a cycle")
+        visiting.add(name)
+        for used in module.uses or ():
+            if used not in modules:
+                raise TracewhError(f"{module.path}: `-- uses:` names {used}, which no file is")
+            visit(used)
+        visiting.discard(name)
+        ordered.append(module)
+
+    for name in sorted(modules):
+        visit(name)
+    return ordered
+
+
+def closure(uses: tuple[str, ...], modules: dict[str, Module]) -> list[str]:
+    """The modules `uses` names and, transitively, the ones they use; sorted."""
+    seen: set[str] = set()
+    todo = list(uses)
+    while todo:
+        name = todo.pop()
+        if name not in seen and name in modules:
+            seen.add(name)
+            todo.extend(modules[name].uses or ())
+    return sorted(seen)
+
+
+def code_sha256(text: str) -> str:
+    """SHA-256 of the SQL's tokens: comments, spacing and line breaks do not count."""
+    tokens = sqlglot.tokenize(text, read="duckdb")
+    return hashlib.sha256("\n".join(f"{t.token_type.name} {t.text}" for t in tokens)
+                          .encode()).hexdigest()
+
+
+def closure_sha256(uses: tuple[str, ...], modules: dict[str, Module]) -> str:
+    """SHA-256 over every module of the closure: its name and its code_sha256."""
+    digest = hashlib.sha256()
+    for name in closure(uses, modules):
+        digest.update(f"{name} {code_sha256(modules[name].text)}\n".encode())
+    return digest.hexdigest()
+
+
+def _code_only(sql: str) -> str:
+    """SQL without comments and string literals."""
+    sql = re.sub(r"--[^\n]*", " ", sql)
+    return re.sub(r"'(?:[^']|'')*'", " ", sql)
