@@ -96,6 +96,17 @@ def test_per_instance_rows_add_up_to_the_shape_row(job):
     assert sum(r["gpu_ns"] for r in inst) == shape[0]["gpu_ns"]
 
 
+def _iteration_flops(truth, rank: int, n: int) -> int:
+    """FLOPs of the modelled ops whose kernels ran in iteration n, from the kernels' names."""
+    kernels = [k for k in truth.kernels[rank] if k.iteration == n]
+    flops = sum(FLOPS_BY_KERNEL.get(k.name[:17], 0) for k in kernels)
+    flops += sum(1 for k in kernels if "Gelu" in k.name) * X_ELEMS          # gelu and gelu_backward
+    assert sum(1 for k in kernels if "CUDAFunctor_add" in k.name) == 2 * LAYERS
+    flops += LAYERS * (X_ELEMS + W_ELEMS)                                  # add (x) and add_ (w)
+    flops += sum(1 for k in kernels if "reduce_kernel" in k.name) * X_ELEMS  # aten::sum
+    return flops
+
+
 def test_mfu_per_iteration(job):
     con, truth = job
     rows = {(r["rank"], r["iteration"]): r for r in _rows(con, "mfu")}
@@ -103,13 +114,7 @@ def test_mfu_per_iteration(job):
     for rank in (0, 1):
         for n, start, end in truth.iterations[rank]:
             kernels = [k for k in truth.kernels[rank] if k.iteration == n]
-            flops = sum(FLOPS_BY_KERNEL.get(k.name[:17], 0) for k in kernels)
-            gelu = [k for k in kernels if "Gelu" in k.name]
-            flops += len(gelu) * X_ELEMS                                   # gelu and gelu_backward
-            adds = [k for k in kernels if "CUDAFunctor_add" in k.name]
-            assert len(adds) == 2 * LAYERS
-            flops += LAYERS * (X_ELEMS + W_ELEMS)                          # add (x) and add_ (w)
-            flops += sum(1 for k in kernels if "reduce_kernel" in k.name) * X_ELEMS   # aten::sum
+            flops = _iteration_flops(truth, rank, n)
             step_ns = end - start
             row = rows[(rank, n)]
             assert row["step_ns"] == step_ns
@@ -138,6 +143,22 @@ def test_mfu_from_the_parameters_and_a_device_override(job):
     tokens_per_s = 16 * 4096 / 2 * 1e9 / (end - start)                    # world size 2
     assert row["device"] == "H100 SXM" and row["peak_tflops"] == 989.5
     assert row["model_mfu_pct"] == pytest.approx(100 * 6 * params * tokens_per_s / 989.5e12, rel=1e-12)
+
+
+def test_throughput_tflops_per_gpu(job):
+    con, truth = job
+    params = 1.5e9
+    con.execute("UPDATE store.runs SET batch_size = 16, seq_len = 4096")
+    try:
+        (row,) = _rows(con, "throughput", parameters=params)
+    finally:
+        con.execute("UPDATE store.runs SET batch_size = NULL, seq_len = NULL")
+    middle = truth.iterations[0][1][0]       # first and last iterations are left out
+    assert row["iterations"] == 1
+    flops = (_iteration_flops(truth, 0, middle) + _iteration_flops(truth, 1, middle)) / 2
+    assert row["tflops_per_gpu"] == pytest.approx(flops / row["median_iteration_ns"] / 1e3, rel=1e-12)
+    assert row["model_tflops_per_gpu"] == pytest.approx(
+        6 * params * (16 * 4096 * 1e9 / row["median_iteration_ns"]) / 2 / 1e12, rel=1e-12)
 
 
 def test_unknown_device_gives_null_peaks_and_says_why(job):

@@ -33,31 +33,10 @@ WITH steps AS (
       AND (getvariable('iteration_to') IS NULL
            OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
 ),
-picked_kernels AS (
-    SELECT k.run_id, k.rank, k.iteration, k.file_id, k.external_id, k.dur_ns
-    FROM kernels k
-    SEMI JOIN steps s ON s.run_id = k.run_id AND s.rank = k.rank AND s.iteration = k.iteration
-),
-per_op AS (
-    SELECT run_id, rank, iteration, file_id, external_id, sum(dur_ns) AS gpu_ns
-    FROM picked_kernels
-    WHERE external_id IS NOT NULL
-    GROUP BY ALL
-),
-modelled AS (
-    SELECT p.run_id, p.rank, p.iteration, p.gpu_ns,
-           perf_model(o.name, o.s.dims, o.s.types, o.s.concrete) AS m
-    FROM per_op p
-    JOIN (SELECT run_id, rank, file_id, external_id, name, perf_shapes(args) AS s
-          FROM cpu_ops
-          WHERE perf_has_model(name) AND args LIKE '%"Input Dims"%') o
-        USING (run_id, rank, file_id, external_id)
-),
 by_dtype AS (
-    SELECT run_id, rank, iteration, m.dtype AS dtype, sum(m.flops) AS flops,
-           sum(gpu_ns) FILTER (WHERE m.flops IS NOT NULL) AS gpu_ns
-    FROM modelled
-    GROUP BY ALL
+    SELECT * FROM perf_iteration_flops()
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
 ),
 counted AS (
     SELECT run_id, rank, iteration, sum(flops) AS flops, sum(gpu_ns) AS modelled_gpu_ns,
@@ -67,7 +46,9 @@ counted AS (
 ),
 all_kernels AS (
     SELECT run_id, rank, iteration, sum(dur_ns) AS kernel_ns
-    FROM picked_kernels
+    FROM kernels
+    WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
     GROUP BY ALL
 ),
 card AS (

@@ -51,9 +51,9 @@ launchers AS (
     SELECT o.run_id, o.rank, o.external_id, o.name, perf_shapes(o.args) AS s, k.kernels, k.gpu_ns
     FROM ops o
     JOIN picked_kernels k USING (run_id, rank, file_id, external_id)
-    WHERE o.has_shapes AND perf_has_model(o.name)
+    WHERE o.has_shapes
 ),
-modelled AS (
+modelled AS MATERIALIZED (
     SELECT run_id, rank, external_id, name, s.dims AS input_dims, s.types AS input_types,
            s.concrete AS concrete_inputs, kernels, gpu_ns,
            perf_model(name, s.dims, s.types, s.concrete) AS m
@@ -71,6 +71,7 @@ grouped AS (
            sum(kernels) AS kernels,
            CAST(sum(gpu_ns) AS BIGINT) AS gpu_ns
     FROM modelled
+    WHERE m IS NOT NULL    -- NULL: no model for this op name
     GROUP BY ALL
 ),
 peaks AS (
@@ -87,6 +88,7 @@ rated AS (
     FROM grouped g
     LEFT JOIN peaks p USING (run_id, rank)
 )
+SELECT * FROM (
 SELECT
     run_id,
     rank,
@@ -122,4 +124,5 @@ SELECT run_id, rank,
        'no shapes: the trace was recorded with record_shapes=False, so no op has FLOPs' AS reason
 FROM shapes_recorded
 WHERE NOT has_shapes
+)
 ORDER BY run_id, rank, gpu_ns DESC NULLS LAST, name, input_dims, external_id;

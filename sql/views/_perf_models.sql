@@ -8,7 +8,6 @@
 --   perf_numel(dims)          elements of a tensor of those dims (a scalar's [] -> 1)
 --   perf_shapes(args)         STRUCT(dims BIGINT[][], types VARCHAR[], concrete VARCHAR[]) of an
 --                             op's args JSON; NULL fields when the trace has no shapes
---   perf_has_model(name)      true when perf_model knows the op name
 --   perf_model(name, dims, types, concrete)
 --                             STRUCT(family, flops, bytes, dtype) of one op; NULL: no model
 -- A caller parses the args once (perf_shapes, in a CTE) and passes the columns to perf_model.
@@ -41,10 +40,12 @@ CREATE OR REPLACE MACRO perf_numel(dims) AS
 -- one spatial parameter of a convolution: a one-element list applies to every dimension
 CREATE OR REPLACE MACRO _perf_at(l, i) AS CASE WHEN len(l) = 1 THEN l[1] ELSE l[i] END;
 
--- output size of spatial dimension i: floor((x + 2p - dil (k - 1) - 1) / s) + 1 (PyTorch's, and
--- TraceLens' CONV.get_conv_out_dim); transposed: (x - 1) s - 2p + dil (k - 1) + out_pad + 1
+-- output size of spatial dimension i of a convolution: floor((x + 2p - dil (k - 1) - 1) / s) + 1
+-- (PyTorch's, and TraceLens' CONV.get_conv_out_dim); transposed: (x - 1) s - 2p + dil (k - 1)
+-- + out_pad + 1; 1 past the input's spatial dimensions. x, w: input and weight dims.
 CREATE OR REPLACE MACRO _perf_conv_out(x, w, i, stride, pad, dil, transposed, out_pad) AS
-    CASE WHEN transposed
+    CASE WHEN len(x) < i + 2 THEN 1
+         WHEN transposed
          THEN (x[i + 2] - 1) * _perf_at(stride, i) - 2 * _perf_at(pad, i)
               + _perf_at(dil, i) * (w[i + 2] - 1) + coalesce(_perf_at(out_pad, i), 0) + 1
          ELSE floor((x[i + 2] + 2 * _perf_at(pad, i) - _perf_at(dil, i) * (w[i + 2] - 1) - 1)
@@ -55,8 +56,8 @@ CREATE OR REPLACE MACRO _perf_conv_out(x, w, i, stride, pad, dil, transposed, ou
 CREATE OR REPLACE MACRO _perf_conv_out_numel(x, w, stride, pad, dil, transposed, out_pad) AS
     CAST(x[1] AS DOUBLE) * CASE WHEN transposed THEN w[2] ELSE w[1] END
     * _perf_conv_out(x, w, 1, stride, pad, dil, transposed, out_pad)
-    * CASE WHEN len(x) >= 4 THEN _perf_conv_out(x, w, 2, stride, pad, dil, transposed, out_pad) ELSE 1 END
-    * CASE WHEN len(x) >= 5 THEN _perf_conv_out(x, w, 3, stride, pad, dil, transposed, out_pad) ELSE 1 END;
+    * _perf_conv_out(x, w, 2, stride, pad, dil, transposed, out_pad)
+    * _perf_conv_out(x, w, 3, stride, pad, dil, transposed, out_pad);
 
 -- convolution (TraceLens CONV, after torch.utils.flop_counter): 2 x out elements x (c_in /
 -- groups x kernel) [+ out elements for the bias]; bytes: input, weight, bias (out channels),
@@ -64,7 +65,7 @@ CREATE OR REPLACE MACRO _perf_conv_out_numel(x, w, stride, pad, dil, transposed,
 CREATE OR REPLACE MACRO _perf_conv(d, t, stride, pad, dil, transposed, out_pad) AS
     {'family': 'CONV_fwd',
      'flops': _perf_conv_out_numel(d[1], d[2], stride, pad, dil, transposed, out_pad)
-              * (2.0 * perf_numel(d[2][2:]) + CASE WHEN len(d[3]) > 0 THEN 1 ELSE 0 END),
+              * (2.0 * perf_numel(list_slice(d[2], 2, len(d[2]))) + CASE WHEN len(d[3]) > 0 THEN 1 ELSE 0 END),
      'bytes': (perf_numel(d[1]) + perf_numel(d[2]) + CASE WHEN len(d[3]) > 0 THEN d[2][1] ELSE 0 END
                + _perf_conv_out_numel(d[1], d[2], stride, pad, dil, transposed, out_pad)) * perf_bpe(t[1]),
      'dtype': perf_dtype(t[1])};
@@ -137,10 +138,10 @@ CREATE OR REPLACE MACRO perf_model(op_name, d, t, c) AS
         -- not in TraceLens (its linear/matmul launch through mm/addmm/bmm): x (..., k) by
         -- w (n, k) [+ bias]; matmul of (..., m, k) by (..., k, n), leading dims as batches
         WHEN op_name = 'aten::linear'
-            THEN _perf_gemm(1, perf_numel(d[1][1:len(d[1]) - 1]), d[2][1], d[1][-1],
+            THEN _perf_gemm(1, perf_numel(list_slice(d[1], 1, len(d[1]) - 1)), d[2][1], d[1][-1],
                             len(d) >= 3 AND len(d[3]) > 0, perf_bpe(t[1]), perf_bpe(t[1]), t[1])
         WHEN op_name = 'aten::matmul' AND len(d[1]) >= 2 AND len(d[2]) >= 2
-            THEN _perf_gemm(perf_numel(d[1][1:len(d[1]) - 2]), d[1][-2], d[2][-1], d[1][-1], false,
+            THEN _perf_gemm(perf_numel(list_slice(d[1], 1, len(d[1]) - 2)), d[1][-2], d[2][-1], d[1][-1], false,
                             perf_bpe(t[1]), perf_bpe(t[1]), t[1])
         -- convolution: _perf_conv. Backward: input and weight gradients, each the forward's FLOPs
         WHEN op_name IN ('aten::convolution', 'aten::_convolution')
@@ -159,7 +160,7 @@ CREATE OR REPLACE MACRO perf_model(op_name, d, t, c) AS
         -- TraceLens adds the bias gradient's bytes as elements; here they are bytes (x bpe).
         WHEN op_name = 'aten::convolution_backward'
             THEN {'family': 'CONV_bwd',
-                  'flops': 4.0 * perf_numel(d[1]) * perf_numel(d[3][2:])
+                  'flops': 4.0 * perf_numel(d[1]) * perf_numel(list_slice(d[3], 2, len(d[3])))
                            + CASE WHEN len(d) > 3 AND len(d[4]) > 0 THEN perf_numel(d[1]) ELSE 0 END,
                   'bytes': (2.0 * (perf_numel(d[1]) + perf_numel(d[2]) + perf_numel(d[3]))
                             + CASE WHEN len(d) > 3 AND len(d[4]) > 0 THEN perf_numel(d[1]) + d[1][2]
@@ -241,8 +242,29 @@ CREATE OR REPLACE MACRO perf_model(op_name, d, t, c) AS
                   'dtype': perf_dtype(t[1])}
     END;
 
--- whether an op name has a model: perf_model of no shapes is a (NULL-filled) struct exactly for
--- the names it knows, so ops are tested by name before their args are parsed
-CREATE OR REPLACE MACRO perf_has_model(op_name) AS
-    perf_model(op_name, CAST(NULL AS BIGINT[][]), CAST(NULL AS VARCHAR[]), CAST(NULL AS VARCHAR[]))
-        IS NOT NULL;
+
+-- perf_iteration_flops(): FLOPs the models count per rank, iteration and data type: every op
+-- that launched kernels (kernels.external_id = cpu_ops.external_id, Kineto) and has a model,
+-- in the iteration of its kernels. Output: run_id, rank, iteration, dtype, flops, gpu_ns (the
+-- kernel time of the ops whose FLOPs are known). Ranks without shapes have no rows.
+CREATE OR REPLACE MACRO perf_iteration_flops() AS TABLE
+WITH per_op AS (
+    SELECT run_id, rank, iteration, file_id, external_id, sum(dur_ns) AS gpu_ns
+    FROM kernels
+    WHERE external_id IS NOT NULL AND iteration IS NOT NULL
+    GROUP BY ALL
+),
+modelled AS MATERIALIZED (
+    SELECT p.run_id, p.rank, p.iteration, p.gpu_ns,
+           perf_model(o.name, o.s.dims, o.s.types, o.s.concrete) AS m
+    FROM per_op p
+    JOIN (SELECT run_id, rank, file_id, external_id, name, perf_shapes(args) AS s
+          FROM cpu_ops
+          WHERE args LIKE '%"Input Dims"%') o
+        USING (run_id, rank, file_id, external_id)
+)
+SELECT run_id, rank, iteration, m.dtype AS dtype, sum(m.flops) AS flops,
+       CAST(sum(gpu_ns) FILTER (WHERE m.flops IS NOT NULL) AS BIGINT) AS gpu_ns
+FROM modelled
+WHERE m IS NOT NULL    -- NULL: no model for this op name
+GROUP BY ALL;
