@@ -70,9 +70,6 @@ CREATE OR REPLACE MACRO _perf_conv(d, t, stride, pad, dil, transposed, out_pad) 
                + _perf_conv_out_numel(d[1], d[2], stride, pad, dil, transposed, out_pad)) * perf_bpe(t[1]),
      'dtype': perf_dtype(t[1])};
 
-CREATE OR REPLACE MACRO _perf_conv_nobias(d, t, stride, pad, dil) AS
-    _perf_conv([d[1], d[2], []], t, stride, pad, dil, false, CAST(NULL AS BIGINT[]));
-
 -- GEMM (TraceLens GEMM.flops_func / bytes_func): b batches of an (m x k) by (k x n) product,
 -- flops = b (2mnk + [bias] mn), bytes = b (mk + kn + mn + [bias] n) x bpe; the bias is taken as
 -- 1 x n and the output has the inputs' type (TraceLens' assumptions), except _scaled_mm: fp8
@@ -107,12 +104,44 @@ CREATE OR REPLACE MACRO _perf_sdpa(backward, flash, b, nq, hq, nkv, hkv, dqk, dv
                                          + 1.0 * b * nkv * hkv * dv ELSE 0 END) * perf_bpe(t),
      'dtype': perf_dtype(t)};
 
--- q, k, v dims in (B, H, N, d) order (bhnd) or (B, N, H, d) order (bnhd)
+-- q, k, v dims in (B, H, N, d) order, or (B, N, H, d) when bnhd
 CREATE OR REPLACE MACRO _perf_sdpa_dims(backward, flash, q, k, v, bnhd, causal, t) AS
-    CASE WHEN bnhd
-         THEN _perf_sdpa(backward, flash, q[1], q[2], q[3], k[2], k[3], q[4], v[4], causal, t)
-         ELSE _perf_sdpa(backward, flash, q[1], q[3], q[2], k[3], k[2], q[4], v[4], causal, t)
-    END;
+    _perf_sdpa(backward, flash, q[1], CASE WHEN bnhd THEN q[2] ELSE q[3] END,
+               CASE WHEN bnhd THEN q[3] ELSE q[2] END, CASE WHEN bnhd THEN k[2] ELSE k[3] END,
+               CASE WHEN bnhd THEN k[3] ELSE k[2] END, q[4], v[4], causal, t);
+
+-- the attention ops: where q, k, v are (the backward ops take dO first), their layout, and
+-- which argument is is_causal, per signature
+CREATE OR REPLACE MACRO _perf_sdpa_op(op_name, d, t, c) AS
+    _perf_sdpa_dims(op_name LIKE '%backward',
+                    op_name NOT LIKE '%efficient%' AND op_name NOT LIKE '%cudnn%',
+                    d[CASE WHEN op_name LIKE '%backward' THEN 2 ELSE 1 END],
+                    d[CASE WHEN op_name LIKE '%backward' THEN 3 ELSE 2 END],
+                    d[CASE WHEN op_name LIKE '%backward' THEN 4 ELSE 3 END],
+                    op_name LIKE '%flash_attention_%ward' OR op_name LIKE 'flash_attn::%',
+                    c[CASE op_name
+                          WHEN 'aten::_scaled_dot_product_flash_attention' THEN 5
+                          WHEN 'aten::_scaled_dot_product_efficient_attention' THEN 7
+                          WHEN 'aten::_scaled_dot_product_cudnn_attention' THEN 7
+                          WHEN 'aten::_flash_attention_forward' THEN 9
+                          WHEN 'flash_attn::_flash_attn_forward' THEN 6
+                          WHEN 'flash_attn::_flash_attn_backward' THEN 11
+                          ELSE 12 END] = 'True',   -- the three aten backward ops
+                    t[CASE WHEN op_name LIKE '%backward' THEN 2 ELSE 1 END]);
+
+-- the forward convolutions: aten::convolution and _convolution (input, weight, bias, stride,
+-- padding, dilation, transposed, output_padding, groups) and the backends' own, which launch
+-- the kernels, without a transposed flag: cudnn_convolution (input, weight, padding, stride,
+-- dilation, ...: no bias), miopen_convolution (input, weight, bias, padding, stride, dilation, ...)
+CREATE OR REPLACE MACRO _perf_conv_op(op_name, d, t, c) AS
+    _perf_conv(CASE WHEN op_name = 'aten::cudnn_convolution' THEN [d[1], d[2], []] ELSE d END, t,
+               TRY_CAST(c[CASE op_name WHEN 'aten::miopen_convolution' THEN 5 ELSE 4 END] AS BIGINT[]),
+               TRY_CAST(c[CASE op_name WHEN 'aten::cudnn_convolution' THEN 3
+                                       WHEN 'aten::miopen_convolution' THEN 4 ELSE 5 END] AS BIGINT[]),
+               TRY_CAST(c[CASE op_name WHEN 'aten::cudnn_convolution' THEN 5 ELSE 6 END] AS BIGINT[]),
+               op_name IN ('aten::convolution', 'aten::_convolution') AND c[7] = 'True',
+               CASE WHEN op_name IN ('aten::convolution', 'aten::_convolution')
+                    THEN TRY_CAST(c[8] AS BIGINT[]) END);
 
 CREATE OR REPLACE MACRO perf_shapes(args) AS
     {'dims': TRY_CAST(json_extract(args, '$."Input Dims"') AS BIGINT[][]),
@@ -143,18 +172,10 @@ CREATE OR REPLACE MACRO perf_model(op_name, d, t, c) AS
         WHEN op_name = 'aten::matmul' AND len(d[1]) >= 2 AND len(d[2]) >= 2
             THEN _perf_gemm(perf_numel(list_slice(d[1], 1, len(d[1]) - 2)), d[1][-2], d[2][-1], d[1][-1], false,
                             perf_bpe(t[1]), perf_bpe(t[1]), t[1])
-        -- convolution: _perf_conv. Backward: input and weight gradients, each the forward's FLOPs
-        WHEN op_name IN ('aten::convolution', 'aten::_convolution')
-            THEN _perf_conv(d, t, TRY_CAST(c[4] AS BIGINT[]), TRY_CAST(c[5] AS BIGINT[]),
-                            TRY_CAST(c[6] AS BIGINT[]), c[7] = 'True', TRY_CAST(c[8] AS BIGINT[]))
-        -- the backends' own convolutions, which launch the kernels: (input, weight, [bias,]
-        -- padding, stride, dilation, groups, ...) without a transposed flag; cudnn's has no bias
-        WHEN op_name = 'aten::cudnn_convolution'
-            THEN _perf_conv_nobias(d, t, TRY_CAST(c[4] AS BIGINT[]), TRY_CAST(c[3] AS BIGINT[]),
-                                   TRY_CAST(c[5] AS BIGINT[]))
-        WHEN op_name = 'aten::miopen_convolution'
-            THEN _perf_conv(d, t, TRY_CAST(c[5] AS BIGINT[]), TRY_CAST(c[4] AS BIGINT[]),
-                            TRY_CAST(c[6] AS BIGINT[]), false, CAST(NULL AS BIGINT[]))
+        -- convolution: _perf_conv_op. Backward: input and weight gradients, each the forward's FLOPs
+        WHEN op_name IN ('aten::convolution', 'aten::_convolution', 'aten::cudnn_convolution',
+                         'aten::miopen_convolution')
+            THEN _perf_conv_op(op_name, d, t, c)
         -- convolution_backward(grad_output, input, weight, bias_sizes, ...): the output's size is
         -- grad_output's (TraceLens recomputes it from the parameters: the same number).
         -- TraceLens adds the bias gradient's bytes as elements; here they are bytes (x bpe).
@@ -166,25 +187,16 @@ CREATE OR REPLACE MACRO perf_model(op_name, d, t, c) AS
                             + CASE WHEN len(d) > 3 AND len(d[4]) > 0 THEN perf_numel(d[1]) + d[1][2]
                                    ELSE 0 END) * perf_bpe(t[2]),
                   'dtype': perf_dtype(t[2])}
-        -- attention: q, k, v positions, layout and the is_causal argument of each signature
-        WHEN op_name = 'aten::_scaled_dot_product_flash_attention'
-            THEN _perf_sdpa_dims(false, true, d[1], d[2], d[3], false, c[5] = 'True', t[1])
-        WHEN op_name IN ('aten::_scaled_dot_product_efficient_attention',
-                         'aten::_scaled_dot_product_cudnn_attention')
-            THEN _perf_sdpa_dims(false, false, d[1], d[2], d[3], false, c[7] = 'True', t[1])
-        WHEN op_name = 'aten::_flash_attention_forward'
-            THEN _perf_sdpa_dims(false, true, d[1], d[2], d[3], true, c[9] = 'True', t[1])
-        WHEN op_name = 'flash_attn::_flash_attn_forward'
-            THEN _perf_sdpa_dims(false, true, d[1], d[2], d[3], true, c[6] = 'True', t[1])
-        WHEN op_name = 'aten::_scaled_dot_product_flash_attention_backward'
-            THEN _perf_sdpa_dims(true, true, d[2], d[3], d[4], false, c[12] = 'True', t[2])
-        WHEN op_name IN ('aten::_scaled_dot_product_efficient_attention_backward',
-                         'aten::_scaled_dot_product_cudnn_attention_backward')
-            THEN _perf_sdpa_dims(true, false, d[2], d[3], d[4], false, c[12] = 'True', t[2])
-        WHEN op_name = 'aten::_flash_attention_backward'
-            THEN _perf_sdpa_dims(true, true, d[2], d[3], d[4], true, c[12] = 'True', t[2])
-        WHEN op_name = 'flash_attn::_flash_attn_backward'
-            THEN _perf_sdpa_dims(true, true, d[2], d[3], d[4], true, c[11] = 'True', t[2])
+        -- attention: _perf_sdpa_op
+        WHEN op_name IN ('aten::_scaled_dot_product_flash_attention',
+                         'aten::_scaled_dot_product_efficient_attention',
+                         'aten::_scaled_dot_product_cudnn_attention',
+                         'aten::_flash_attention_forward', 'flash_attn::_flash_attn_forward',
+                         'aten::_scaled_dot_product_flash_attention_backward',
+                         'aten::_scaled_dot_product_efficient_attention_backward',
+                         'aten::_scaled_dot_product_cudnn_attention_backward',
+                         'aten::_flash_attention_backward', 'flash_attn::_flash_attn_backward')
+            THEN _perf_sdpa_op(op_name, d, t, c)
         -- elementwise: one FLOP per output element; read every input, write the output (a
         -- broadcast output has the larger input's size)
         WHEN op_name IN ('aten::relu', 'aten::relu_', 'aten::gelu', 'aten::silu', 'aten::silu_',
