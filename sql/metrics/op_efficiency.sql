@@ -47,7 +47,7 @@ ops AS (
 shapes_recorded AS (
     SELECT run_id, rank, bool_or(has_shapes) AS has_shapes FROM ops GROUP BY run_id, rank
 ),
-launchers AS (
+launchers AS MATERIALIZED (  -- args parsed once: perf_model reads each field many times
     SELECT o.run_id, o.rank, o.external_id, o.name, perf_shapes(o.args) AS s, k.kernels, k.gpu_ns
     FROM ops o
     JOIN picked_kernels k USING (run_id, rank, file_id, external_id)

@@ -266,14 +266,15 @@ WITH per_op AS (
     WHERE external_id IS NOT NULL AND iteration IS NOT NULL
     GROUP BY ALL
 ),
-modelled AS MATERIALIZED (
-    SELECT p.run_id, p.rank, p.iteration, p.gpu_ns,
-           perf_model(o.name, o.s.dims, o.s.types, o.s.concrete) AS m
+shaped AS MATERIALIZED (  -- args parsed once: perf_model reads each field many times
+    SELECT p.run_id, p.rank, p.iteration, p.gpu_ns, o.name, perf_shapes(o.args) AS s
     FROM per_op p
-    JOIN (SELECT run_id, rank, file_id, external_id, name, perf_shapes(args) AS s
-          FROM cpu_ops
-          WHERE args LIKE '%"Input Dims"%') o
-        USING (run_id, rank, file_id, external_id)
+    JOIN cpu_ops o USING (run_id, rank, file_id, external_id)
+    WHERE o.args LIKE '%"Input Dims"%'
+),
+modelled AS MATERIALIZED (
+    SELECT run_id, rank, iteration, gpu_ns, perf_model(name, s.dims, s.types, s.concrete) AS m
+    FROM shaped
 )
 SELECT run_id, rank, iteration, m.dtype AS dtype, sum(m.flops) AS flops,
        CAST(sum(gpu_ns) FILTER (WHERE m.flops IS NOT NULL) AS BIGINT) AS gpu_ns

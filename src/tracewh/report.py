@@ -771,9 +771,10 @@ def _roofs(ax, rows: list[dict], intensities: list[float]) -> None:
 
 def fig_tflops_runs(ctx: _Context, item: Item):
     rows = _scaling_rows(ctx, item)
+    shown = {r["run_id"] for r in rows}
     rates = {r["run_id"]: r["tflops_per_gpu"]
              for r in _rows(ctx, item, "throughput")
-             if r.get("tflops_per_gpu") is not None}
+             if r.get("tflops_per_gpu") is not None and r["run_id"] in shown}
     if not rates:
         raise Skip("throughput has no TFLOP/s for any run: no op with a model and shapes "
                    "launched kernels inside complete iterations")
