@@ -34,7 +34,7 @@ WITH steps AS (
            OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
 ),
 by_dtype AS (
-    SELECT * FROM perf_iteration_flops()
+    SELECT * FROM perf_iteration_flops
     WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
 ),

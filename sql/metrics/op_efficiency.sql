@@ -7,8 +7,8 @@
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
 --
 -- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its
--- launch) and have a performance model (perf_model in sql/views/_perf_models.sql: GEMM,
--- convolution, attention, elementwise, reduction, normalisation, softmax, embedding), with the
+-- launch) and have a performance model (perf_ops, from perf_model in sql/views/_perf_models.sql:
+-- GEMM, convolution, attention, elementwise, reduction, normalisation, softmax, embedding), with the
 -- GPU time of their kernels. per = 'shape' (default): one row per unique (name, Input Dims,
 -- Input type, Concrete Inputs) on a rank, external_id NULL; per = 'instance': one row per op.
 --   gflops, bytes     of one instance (10^9 FLOPs; bytes moved to and from device memory)
@@ -37,41 +37,30 @@ WITH picked_kernels AS (
       AND (getvariable('end_ns') IS NULL OR start_ns <= CAST(getvariable('end_ns') AS BIGINT))
     GROUP BY run_id, rank, file_id, external_id
 ),
-ops AS (
-    SELECT run_id, rank, file_id, external_id, name, args,
-           args LIKE '%"Input Dims"%' AS has_shapes
+shapes_recorded AS (
+    SELECT run_id, rank, bool_or(args LIKE '%"Input Dims"%') AS has_shapes
     FROM cpu_ops
     WHERE (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+    GROUP BY run_id, rank
 ),
-shapes_recorded AS (
-    SELECT run_id, rank, bool_or(has_shapes) AS has_shapes FROM ops GROUP BY run_id, rank
-),
-launchers AS MATERIALIZED (  -- args parsed once: perf_model reads each field many times
-    SELECT o.run_id, o.rank, o.external_id, o.name, perf_shapes(o.args) AS s, k.kernels, k.gpu_ns
-    FROM ops o
+modelled AS (
+    SELECT o.*, k.kernels, k.gpu_ns
+    FROM perf_ops o
     JOIN picked_kernels k USING (run_id, rank, file_id, external_id)
-    WHERE o.has_shapes
-),
-modelled AS MATERIALIZED (
-    SELECT run_id, rank, external_id, name, s.dims AS input_dims, s.types AS input_types,
-           s.concrete AS concrete_inputs, kernels, gpu_ns,
-           perf_model(name, s.dims, s.types, s.concrete) AS m
-    FROM launchers
 ),
 grouped AS (
     SELECT run_id, rank, name, input_dims, input_types, concrete_inputs,
            CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
                 THEN external_id END AS external_id,
-           any_value(m.family) AS family,           -- functions of name and shapes: one value
-           any_value(m.dtype) AS dtype,
-           any_value(m.flops) AS flops,
-           any_value(m.bytes) AS bytes,
+           any_value(family) AS family,           -- functions of name and shapes: one value
+           any_value(dtype) AS dtype,
+           any_value(flops) AS flops,
+           any_value(bytes) AS bytes,
            count(*) AS instances,
            sum(kernels) AS kernels,
            CAST(sum(gpu_ns) AS BIGINT) AS gpu_ns
     FROM modelled
-    WHERE m IS NOT NULL    -- NULL: no model for this op name
     GROUP BY ALL
 ),
 peaks AS (
@@ -95,9 +84,9 @@ SELECT
     name,                         -- the op that launched the kernels
     family,                       -- GEMM, CONV_fwd, SDPA_fwd, elementwise_binary, ...
     dtype,                        -- fp32, bf16, fp16, fp8, fp64 (NULL: no peak applies)
-    CAST(input_dims AS VARCHAR) AS input_dims,
-    CAST(input_types AS VARCHAR) AS input_types,
-    CAST(concrete_inputs AS VARCHAR) AS concrete_inputs,
+    input_dims,
+    input_types,
+    concrete_inputs,
     external_id,                  -- per = 'instance' only
     instances,
     kernels,

@@ -38,7 +38,7 @@ per_run AS (
 counted AS (
     -- counted FLOPs of the iterations behind the median, per iteration and rank
     SELECT f.run_id, sum(f.flops) / count(DISTINCT (f.rank, f.iteration)) AS flops_per_rank_step
-    FROM perf_iteration_flops() f
+    FROM perf_iteration_flops f
     SEMI JOIN across a ON a.run_id = f.run_id AND a.iteration = f.iteration
     WHERE getvariable('run') IS NULL OR f.run_id = CAST(getvariable('run') AS VARCHAR)
     GROUP BY f.run_id

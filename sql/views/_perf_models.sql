@@ -255,29 +255,3 @@ CREATE OR REPLACE MACRO perf_model(op_name, d, t, c) AS
     END;
 
 
--- perf_iteration_flops(): FLOPs the models count per rank, iteration and data type: every op
--- that launched kernels (kernels.external_id = cpu_ops.external_id, Kineto) and has a model,
--- in the iteration of its kernels. Output: run_id, rank, iteration, dtype, flops, gpu_ns (the
--- kernel time of the ops whose FLOPs are known). Ranks without shapes have no rows.
-CREATE OR REPLACE MACRO perf_iteration_flops() AS TABLE
-WITH per_op AS (
-    SELECT run_id, rank, iteration, file_id, external_id, sum(dur_ns) AS gpu_ns
-    FROM kernels
-    WHERE external_id IS NOT NULL AND iteration IS NOT NULL
-    GROUP BY ALL
-),
-shaped AS MATERIALIZED (  -- args parsed once: perf_model reads each field many times
-    SELECT p.run_id, p.rank, p.iteration, p.gpu_ns, o.name, perf_shapes(o.args) AS s
-    FROM per_op p
-    JOIN cpu_ops o USING (run_id, rank, file_id, external_id)
-    WHERE o.args LIKE '%"Input Dims"%'
-),
-modelled AS MATERIALIZED (
-    SELECT run_id, rank, iteration, gpu_ns, perf_model(name, s.dims, s.types, s.concrete) AS m
-    FROM shaped
-)
-SELECT run_id, rank, iteration, m.dtype AS dtype, sum(m.flops) AS flops,
-       CAST(sum(gpu_ns) FILTER (WHERE m.flops IS NOT NULL) AS BIGINT) AS gpu_ns
-FROM modelled
-WHERE m IS NOT NULL    -- NULL: no model for this op name
-GROUP BY ALL;

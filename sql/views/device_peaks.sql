@@ -1,12 +1,13 @@
--- Device peaks, version 1: dense (no 2:4 sparsity) peak TFLOP/s per data type and HBM bandwidth
+-- device_peaks(), version 1: dense (no 2:4 sparsity) peak TFLOP/s per data type and HBM bandwidth
 -- per GPU, from the vendors' datasheets; each row names its source. A device name (devices.name,
 -- a workload card's workload.hardware.xpu_spec.model, or a metric's `device` parameter) matches
--- the first row, by `priority`, whose `pattern` it matches (ILIKE); device_peak_of(name) gives
--- that row's key. fp16/bf16/tf32/fp8 are tensor-core (matrix-core) peaks; fp32 and fp64 are the
--- vector (non-tensor) peaks, the rate plain FP32 math and FP64 without tensor cores reach. NULL:
+-- the first row, by `priority`, whose `pattern` it matches (ILIKE): rank_device_peaks below.
+-- fp16/bf16/tf32/fp8 are tensor-core (matrix-core) peaks; fp32 and fp64 are the vector peaks, the rate plain FP32 math and FP64 without tensor cores reach. NULL:
 -- the device has no such rate (V100: no bf16, tf32, fp8), or its datasheet does not give one.
 -- Editing a row changes every metric that reads it: raise the version above and say so.
-CREATE OR REPLACE VIEW device_peaks AS
+-- A table macro, not a view: views are per-run data (the Parquet lake partitions them by run).
+-- Shell: SELECT * FROM device_peaks();
+CREATE OR REPLACE MACRO device_peaks() AS TABLE
 SELECT
     1 AS table_version,
     device,           -- key
@@ -56,11 +57,6 @@ FROM (VALUES
 ) AS p(device, pattern, priority, fp64_tflops, fp32_tflops, tf32_tflops, bf16_tflops, fp16_tflops,
        fp8_tflops, hbm_tbps, source);
 
--- the device_peaks key of a device name (NULL: not in the table)
-CREATE OR REPLACE MACRO device_peak_of(device_name) AS (
-    SELECT arg_min(device, priority) FROM device_peaks WHERE device_name ILIKE pattern
-);
-
 
 -- rank_device_peaks(device): the device of every rank and its peaks. The name comes from, in
 -- order: the `device` argument (a metric parameter: one name for every run), the run's workload
@@ -90,8 +86,8 @@ SELECT n.run_id, n.rank, n.device_name, n.device_source, p.device,
                 THEN 'no device name: the trace names no GPU and no workload card or device parameter gives one'
             WHEN p.device IS NULL
                 THEN 'device ''' || n.device_name || ''' is not in device_peaks (version '
-                     || (SELECT max(table_version) FROM device_peaks) || ')'
+                     || (SELECT max(table_version) FROM device_peaks()) || ')'
        END AS peak_reason
 FROM named n
-LEFT JOIN device_peaks p ON n.device_name ILIKE p.pattern
+LEFT JOIN device_peaks() p ON n.device_name ILIKE p.pattern
 QUALIFY row_number() OVER (PARTITION BY n.run_id, n.rank ORDER BY p.priority NULLS LAST) = 1;
