@@ -45,14 +45,15 @@ shapes_recorded AS (
     GROUP BY run_id, rank
 ),
 modelled AS (
-    SELECT o.*, k.kernels, k.gpu_ns
+    SELECT o.run_id, o.rank, o.external_id, o.name, o.input_dims, o.input_types,
+           o.concrete_inputs, o.family, o.dtype, o.flops, o.bytes, k.kernels, k.gpu_ns
     FROM perf_ops o
     JOIN picked_kernels k USING (run_id, rank, file_id, external_id)
 ),
 grouped AS (
     SELECT run_id, rank, name, input_dims, input_types, concrete_inputs,
            CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
-                THEN external_id END AS external_id,
+                THEN external_id END AS instance_id,
            any_value(family) AS family,           -- functions of name and shapes: one value
            any_value(dtype) AS dtype,
            any_value(flops) AS flops,
@@ -87,7 +88,7 @@ SELECT
     input_dims,
     input_types,
     concrete_inputs,
-    external_id,                  -- per = 'instance' only
+    instance_id AS external_id,   -- per = 'instance' only
     instances,
     kernels,
     flops / 1e9 AS gflops,        -- per instance
