@@ -29,15 +29,18 @@ SAMPLE_DRAWN = {
     "scaling", "overlap_ddp_4ranks", "overlap_fsdp_4ranks_kineto", "bandwidth_fsdp_4ranks_kineto",
     "straggler_ddp_4ranks", "straggler_fsdp_4ranks_kineto", "iteration_time_ddp_4ranks",
     "iteration_time_fsdp_4ranks_kineto", "phases_ddp_4ranks", "phases_fsdp_4ranks_kineto",
+    "roofline_fsdp_4ranks_kineto", "tflops_runs",
 }
 # the nsys sample has no message sizes; nothing samples memory beside either run
 SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "memory_ddp_4ranks": "no samples",
-                   "memory_fsdp_4ranks_kineto": "no samples"}
+                   "memory_fsdp_4ranks_kineto": "no samples",
+                   "roofline_ddp_4ranks": "no kernel launched by an op with a model"}
 FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "scaling",
                  "scaling": "scaling", "overlap": "comm_comp_overlap",
                  "bandwidth": "collective_bandwidth", "straggler": "straggler",
                  "iteration_time": "iteration_time", "phases": "nvtx_phases",
-                 "memory": "memory_by_phase", "traffic": "traffic_distribution"}
+                 "memory": "memory_by_phase", "traffic": "traffic_distribution",
+                 "roofline": "op_efficiency", "tflops_runs": "scaling"}
 
 
 def cli(*args: str):

@@ -4,7 +4,7 @@
 -- unit: ms
 -- grain: run_id, timer
 -- params: run (text, optional), series (text, optional), warmup (int, default 1)
--- uses: log_iterations, log_timers, runs, series
+-- uses: log_iterations, log_timers, runs, scope, series
 -- see: DeepSpeed wall_clock_breakdown, Megatron-LM iteration lines
 --
 -- Timers come from log_timers (steps numbered per timer and rank in file order) and, as the timer
@@ -35,7 +35,7 @@ timed AS (
 kept AS (
     SELECT t.* FROM timed t JOIN chosen c USING (run_id)
     WHERE t.step > (SELECT steps FROM warmup)
-      AND (getvariable('run') IS NULL OR t.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND run_match(t.run_id, getvariable('run'))
 ),
 tflops AS (
     SELECT run_id, median(tflops) AS tflops

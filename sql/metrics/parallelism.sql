@@ -4,7 +4,7 @@
 -- unit: calls
 -- grain: run_id, process_group, collective
 -- params: run (text, optional)
--- uses: parallel_groups
+-- uses: parallel_groups, scope
 -- see: DeepSpeed ZeRO, PyTorch FSDP, Megatron-LM TP/PP, MoE expert parallelism
 --
 -- One row per run, process group and collective (parallel_groups): the group's ranks, calls per
@@ -27,5 +27,5 @@ SELECT
     pattern,     -- DDP / ZeRO-1, ZeRO-2, FSDP / ZeRO-3, tensor parallel, pipeline parallel, expert parallel, unclassified
     evidence
 FROM parallel_groups
-WHERE getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR)
+WHERE run_match(run_id, getvariable('run'))
 ORDER BY run_id, process_group, collective;

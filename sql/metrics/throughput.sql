@@ -1,11 +1,11 @@
 -- metric: throughput
--- version: 2
+-- version: 3
 -- summary: Training throughput from run metadata: tokens/s = global batch x sequence length / median iteration time
 -- unit: tokens/s
 -- grain: run_id
--- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
+-- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false), parameters (float, optional)
 -- see: CCL-Bench throughput_tokens_sec
--- uses: clock_offsets, runs, scope, training_steps
+-- uses: clock_offsets, perf_iteration_flops, runs, scope, training_steps
 --
 -- One row per run. The iteration time is the median over iterations of the across-rank
 -- iteration time (last aligned end - first aligned start over the ranks), as iteration_time
@@ -13,6 +13,10 @@
 -- first and last iteration of each rank left out unless include_first_last.
 --   samples_per_s  runs.batch_size / median iteration time (global batch)
 --   tokens_per_s   runs.batch_size x runs.seq_len / median iteration time
+--   tflops_per_gpu FLOPs the op models count (perf_iteration_flops, as mfu) per iteration and
+--                  GPU, averaged over the same iterations, / median iteration time, 10^12/s
+--   model_tflops_per_gpu  6 x parameters x tokens_per_s / world size, 10^12/s: parameters from
+--                  the `parameters` parameter, else workload.model.parameters of the workload card
 -- Values that cannot be known are NULL and `reason` says why (no workload card batch size or
 -- sequence length, no complete iteration); reason is NULL when tokens_per_s is known.
 WITH steps AS (
@@ -31,6 +35,14 @@ across AS (
 per_run AS (
     SELECT run_id, count(*) AS iterations, median(dur_ns) AS median_iteration_ns
     FROM across GROUP BY run_id
+),
+counted AS (
+    -- counted FLOPs of the iterations behind the median, per iteration and rank
+    SELECT f.run_id, sum(f.flops) / count(DISTINCT (f.rank, f.iteration)) AS flops_per_rank_step
+    FROM perf_iteration_flops f
+    SEMI JOIN across a ON a.run_id = f.run_id AND a.iteration = f.iteration
+    WHERE getvariable('run') IS NULL OR f.run_id = CAST(getvariable('run') AS VARCHAR)
+    GROUP BY f.run_id
 )
 SELECT
     r.run_id,
@@ -40,6 +52,12 @@ SELECT
     p.median_iteration_ns,                     -- ns, across ranks
     r.batch_size * 1e9 / p.median_iteration_ns AS samples_per_s,
     r.batch_size * r.seq_len * 1e9 / p.median_iteration_ns AS tokens_per_s,
+    c.flops_per_rank_step / p.median_iteration_ns / 1e3 AS tflops_per_gpu,
+    6 * coalesce(CAST(getvariable('parameters') AS DOUBLE),
+                 TRY_CAST(json_extract_string(r.metadata, '$.workload_card.workload.model.parameters')
+                          AS DOUBLE))
+      * (r.batch_size * r.seq_len * 1e9 / p.median_iteration_ns) / r.world_size / 1e12
+      AS model_tflops_per_gpu,
     CASE WHEN p.median_iteration_ns IS NULL
              THEN 'no complete iteration: the iterations view (or step_pattern) has none past the first and last'
          WHEN p.median_iteration_ns <= 0 THEN 'iteration time is zero'
@@ -52,5 +70,6 @@ SELECT
     END AS reason
 FROM runs r
 LEFT JOIN per_run p ON p.run_id = r.run_id
+LEFT JOIN counted c ON c.run_id = r.run_id
 WHERE run_match(r.run_id, getvariable('run'))
 ORDER BY r.run_id;

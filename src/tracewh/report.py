@@ -758,6 +758,91 @@ def fig_memory(ctx: _Context, item: Item, run: str):
     return fig
 
 
+# --- how close to the hardware: roofline and TFLOP/s (op_efficiency, throughput) ------------
+
+def fig_roofline(ctx: _Context, item: Item, run: str):
+    rows = [r for r in _rows(ctx, item, "op_efficiency", run=run)
+            if r["gflops"] and r["gpu_ns"] and r["bytes"]]
+    if not rows:
+        raise Skip("op_efficiency found no kernel launched by an op with a model and shapes "
+                   "(record_shapes=True, Kineto)")
+    families: dict[str, list[float]] = {}  # family -> [FLOPs, bytes, kernel ns]
+    for r in rows:
+        total = families.setdefault(r["family"], [0.0, 0.0, 0.0])
+        total[0] += r["gflops"] * 1e9 * r["instances"]
+        total[1] += r["bytes"] * r["instances"]
+        total[2] += r["gpu_ns"]
+    fig = _figure(ctx.options)
+    ax = fig.add_subplot()
+    most_ns = max(t[2] for t in families.values())
+    for i, (family, (flops, nbytes, ns)) in enumerate(sorted(families.items())):
+        ax.scatter([flops / nbytes], [flops / ns / 1e3], s=20 + 180 * ns / most_ns,
+                   color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
+                   label=family, zorder=3)
+    _roofs(ax, rows, [f[0] / f[1] for f in families.values()])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("TFLOP/s")
+    ax.set_title(f"{run}: roofline")
+    _outside_legend(fig, ax, ncols=4)
+    item.caption = ("Each op family of the run (all its shapes and ranks) at its FLOPs per byte "
+                    "moved and its TFLOP/s over its kernels' time; marker area grows with GPU "
+                    "time. Lines: the device's roofs, min(peak, intensity x HBM bandwidth), per "
+                    "data type.")
+    reasons = sorted({r["reason"] for r in rows if r["reason"]})
+    if reasons:
+        item.notes.append("No roof: " + "; ".join(reasons) + ".")
+    return fig
+
+
+def _roofs(ax, rows: list[dict], intensities: list[float]) -> None:
+    """One roof per (device, data type) of the rows: min(peak, intensity x bandwidth)."""
+    roofs = {(r["device"], r["dtype"]): (r["peak_tflops"], r["peak_tbps"]) for r in rows
+             if r["peak_tflops"] and r["peak_tbps"]}
+    if not roofs:
+        return
+    low = min(min(intensities), min(p / bw for p, bw in roofs.values())) / 4
+    high = max(max(intensities), max(p / bw for p, bw in roofs.values())) * 4
+    xs = [low * (high / low) ** (i / 64) for i in range(65)]
+    for (device, dtype), (peak, bandwidth) in sorted(roofs.items()):
+        ax.plot(xs, [min(peak, x * bandwidth) for x in xs], color="#555555", linewidth=0.9,
+                linestyle="-" if dtype in ("bf16", "fp16") else "--",
+                label=f"{device} {dtype} roof")
+
+
+def fig_tflops_runs(ctx: _Context, item: Item):
+    rows = _scaling_rows(ctx, item)
+    shown = {r["run_id"] for r in rows}
+    rates = {r["run_id"]: r["tflops_per_gpu"]
+             for r in _rows(ctx, item, "throughput")
+             if r.get("tflops_per_gpu") is not None and r["run_id"] in shown}
+    if not rates:
+        raise Skip("throughput has no TFLOP/s for any run: no op with a model and shapes "
+                   "launched kernels inside complete iterations")
+    fig = _figure(ctx.options)
+    ax = fig.add_subplot()
+    _stacked_parts(ax, [_run_label(r) for r in rows], rows)
+    twin = ax.twinx()
+    positions = [i for i, r in enumerate(rows) if r["run_id"] in rates]
+    values = [rates[rows[i]["run_id"]] for i in positions]
+    twin.plot(positions, values, color="#882255", linestyle=":", marker="o", markersize=4,
+              linewidth=1.2)
+    twin.set_ylabel("TFLOP/s per GPU", color="#882255")
+    twin.set_ylim(0, max(values) * 1.25)
+    twin.spines["right"].set_visible(True)
+    ax.plot([], [], color="#882255", linestyle=":", marker="o", label="TFLOP/s per GPU")
+    ax.set_title("GPU time and TFLOP/s per run")
+    _outside_legend(fig, ax)
+    item.caption = ("The temporal breakdown of each run (as in 'Temporal breakdown per run') "
+                    "with the FLOPs its op models count per GPU and second (throughput's "
+                    "tflops_per_gpu, median step) as a dotted line.")
+    missing = [r["run_id"] for r in rows if r["run_id"] not in rates]
+    if missing:
+        item.notes.append(f"No TFLOP/s (no modelled ops with shapes): {', '.join(missing)}.")
+    return fig
+
+
 # --- assembling the report ------------------------------------------------------------------
 
 def _slug(text: str) -> str:
@@ -847,6 +932,9 @@ def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, 
     plan += [("9. Training-log phases per series", f"log_phases_{_slug(s)}",
               f"Phase times across series {s}", None,
               lambda ctx, item, s=s: fig_log_phases_series(ctx, item, s)) for s in series]
+    plan += per_run("10. How close to the hardware", "roofline", "Roofline", fig_roofline)
+    plan += [("10. How close to the hardware", "tflops_runs", "TFLOP/s per run", None,
+              fig_tflops_runs)]
     return plan
 
 

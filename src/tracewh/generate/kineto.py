@@ -124,6 +124,7 @@ class KinetoJobSpec:
     first_step: int = 2  # schedule(wait=1, warmup=1, active=...) -> ProfilerStep#2, #3, ...
     host_prefix: str = "node"
     target_bytes_per_rank: int | None = None  # when set, overrides ``layers`` (file size per rank)
+    record_shapes: bool = True  # False: cpu_op args without Input Dims/type/Strides/Concrete Inputs
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.iterations, self.layers, self.gpus_per_node) < 1:
@@ -567,6 +568,8 @@ class _Rank:
         idx, start, ext, ev = slot
         end = self._adv(tail, tail)
         s, d = start + self.shift, end - start
+        if cat == "cpu_op" and not self.job.spec.record_shapes:
+            mid = ""  # profile(record_shapes=False) writes no shapes, types or concrete inputs
         buf[idx] = _CPU % (cat, name, self.pid, tid, s // 1000, s % 1000, d // 1000, d % 1000, ext, seq, mid, ev)
         if cat == "cpu_op":
             self.n_cpu_ops += 1
@@ -901,7 +904,7 @@ class _Rank:
                                            NCCL_VERSION))
         trace_id = "%032X" % random.Random(f"{spec.seed}/trace_id/{self.rank}").getrandbits(128)
         meta = [("cupti_version", "28"), ("cuda_runtime_version", "13000"), ("cuda_driver_version", "13000"),
-                ("distributedInfo", dist), ("record_shapes", "1"), ("trace_id", f'"{trace_id}"'),
+                ("distributedInfo", dist), ("record_shapes", "1" if spec.record_shapes else "0"), ("trace_id", f'"{trace_id}"'),
                 ("host_name", f'"{self.host}"')]
         return (' {\n    "schemaVersion": 1,\n    "deviceProperties": [' + devices + '\n    ],\n    '
                 + "".join(f'\n      "{k}": {v},' for k, v in meta)

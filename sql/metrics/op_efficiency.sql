@@ -1,0 +1,113 @@
+-- metric: op_efficiency
+-- version: 1
+-- summary: FLOPs, bytes, TFLOP/s, TB/s and roofline position of each modelled op, per unique shape or per instance
+-- unit: TFLOP/s
+-- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional)
+-- uses: cpu_ops, device_peaks, kernels, perf_ops, scope
+-- see: TraceLens PerfModel and perf report (ops_summary by shape)
+--
+-- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its
+-- launch) and have a performance model (perf_ops, from perf_model in sql/lib/perf_models.sql:
+-- GEMM, convolution, attention, elementwise, reduction, normalisation, softmax, embedding), with the
+-- GPU time of their kernels. per = 'shape' (default): one row per unique (name, Input Dims,
+-- Input type, Concrete Inputs) on a rank, external_id NULL; per = 'instance': one row per op.
+--   gflops, bytes     of one instance (10^9 FLOPs; bytes moved to and from device memory)
+--   gpu_ns            kernel time of all its instances; gpu_ns_mean per instance
+--   tflops_per_s      all FLOPs / all kernel time; tb_per_s the same for bytes (10^12 B/s)
+--   intensity         FLOPs per byte
+--   peak_tflops       the device's dense peak for the op's data type (device_peaks); peak_tbps
+--   bound             compute when intensity x peak_tbps reaches peak_tflops, else memory
+--   pct_of_bound      tflops_per_s / min(peak_tflops, intensity x peak_tbps) x 100
+-- The device is the `device` parameter, else the run's workload card, else the trace's; an
+-- unknown one leaves the peaks NULL and `reason` says why. A rank whose trace has no shapes
+-- (record_shapes=False) gets one row, name NULL, saying so, instead of a row per op.
+-- Kernels whose op has no model are not here: mfu gives the share of GPU time the models cover.
+WITH picked_kernels AS (
+    SELECT run_id, rank, file_id, external_id, count(*) AS kernels,
+           CAST(sum(dur_ns) AS BIGINT) AS gpu_ns
+    FROM kernels
+    WHERE external_id IS NOT NULL
+      AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
+    GROUP BY run_id, rank, file_id, external_id
+),
+shapes_recorded AS (
+    SELECT run_id, rank, bool_or(args LIKE '%"Input Dims"%') AS has_shapes
+    FROM cpu_ops
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+    GROUP BY run_id, rank
+),
+modelled AS (
+    SELECT o.run_id, o.rank, o.external_id, o.name, o.input_dims, o.input_types,
+           o.concrete_inputs, o.family, o.dtype, o.flops, o.bytes, k.kernels, k.gpu_ns
+    FROM perf_ops o
+    JOIN picked_kernels k USING (run_id, rank, file_id, external_id)
+),
+grouped AS (
+    SELECT run_id, rank, name, input_dims, input_types, concrete_inputs,
+           CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
+                THEN external_id END AS instance_id,
+           any_value(family) AS family,           -- functions of name and shapes: one value
+           any_value(dtype) AS dtype,
+           any_value(flops) AS flops,
+           any_value(bytes) AS bytes,
+           count(*) AS instances,
+           sum(kernels) AS kernels,
+           CAST(sum(gpu_ns) AS BIGINT) AS gpu_ns
+    FROM modelled
+    GROUP BY ALL
+),
+peaks AS (
+    SELECT * FROM rank_device_peaks(getvariable('device'))
+),
+rated AS (
+    SELECT g.*, p.device, p.peak_reason, p.hbm_tbps AS peak_tbps,
+           CASE g.dtype WHEN 'fp64' THEN p.fp64_tflops WHEN 'fp32' THEN p.fp32_tflops
+                        WHEN 'bf16' THEN p.bf16_tflops WHEN 'fp16' THEN p.fp16_tflops
+                        WHEN 'fp8' THEN p.fp8_tflops END AS peak_tflops,
+           g.flops * g.instances / nullif(g.gpu_ns, 0) / 1e3 AS tflops_per_s,
+           g.bytes * g.instances / nullif(g.gpu_ns, 0) / 1e3 AS tb_per_s,
+           g.flops / nullif(g.bytes, 0) AS intensity
+    FROM grouped g
+    LEFT JOIN peaks p USING (run_id, rank)
+)
+SELECT * FROM (
+SELECT
+    run_id,
+    rank,
+    name,                         -- the op that launched the kernels
+    family,                       -- GEMM, CONV_fwd, SDPA_fwd, elementwise_binary, ...
+    dtype,                        -- fp32, bf16, fp16, fp8, fp64 (NULL: no peak applies)
+    input_dims,
+    input_types,
+    concrete_inputs,
+    instance_id AS external_id,   -- per = 'instance' only
+    instances,
+    kernels,
+    flops / 1e9 AS gflops,        -- per instance
+    bytes,                        -- per instance
+    gpu_ns,                       -- ns, all instances
+    gpu_ns / instances AS gpu_ns_mean,
+    tflops_per_s,
+    tb_per_s,
+    intensity,                    -- FLOP/byte
+    device,
+    peak_tflops,
+    peak_tbps,
+    CASE WHEN intensity * peak_tbps >= peak_tflops THEN 'compute'
+         WHEN intensity * peak_tbps < peak_tflops THEN 'memory' END AS bound,
+    100 * tflops_per_s / least(peak_tflops, intensity * peak_tbps) AS pct_of_bound,
+    CASE WHEN flops IS NULL THEN 'the model gives no FLOPs for these shapes'
+         WHEN peak_reason IS NOT NULL THEN peak_reason
+         WHEN peak_tflops IS NULL THEN 'no ' || coalesce(dtype, 'known data type') || ' peak for ' || device
+    END AS reason
+FROM rated
+UNION ALL BY NAME
+SELECT run_id, rank,
+       'no shapes: the trace was recorded with record_shapes=False, so no op has FLOPs' AS reason
+FROM shapes_recorded
+WHERE NOT has_shapes
+)
+ORDER BY run_id, rank, gpu_ns DESC NULLS LAST, name, input_dims, external_id;
