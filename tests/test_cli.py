@@ -108,7 +108,7 @@ def test_query_csv_matches_the_kernels_view(sample_db):
     expected = dict(con.execute("SELECT name, count(*) FROM kernels WHERE rank = 2 AND run_id = 'ddp_4ranks' "
                                 "GROUP BY name").fetchall())
     assert {r["name"]: int(r["instances"]) for r in rows} == expected
-    assert {r["metric"] for r in rows} == {"gpu_kernel_summary"} and {r["version"] for r in rows} == {"1"}
+    assert {r["metric"] for r in rows} == {"gpu_kernel_summary"} and {r["version"] for r in rows} == {"2"}
 
 
 def test_query_json_parquet_markdown(sample_db, tmp_path):

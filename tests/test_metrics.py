@@ -120,7 +120,7 @@ def expected_summary(run_id, rank, durations: dict[str, list[int]]):
     out = []
     for name, durs in durations.items():
         out.append({
-            "metric": "gpu_kernel_summary", "version": 1, "run_id": run_id, "rank": rank,
+            "metric": "gpu_kernel_summary", "version": 2, "run_id": run_id, "rank": rank,
             "time_pct": pytest.approx(sum(durs) * 100 / grand),
             "total_ns": sum(durs), "instances": len(durs),
             "avg_ns": pytest.approx(statistics.mean(durs)),
@@ -380,7 +380,7 @@ def test_find_metric_by_name_and_path():
 
 def test_metric_headers():
     summary = find_metric("gpu_kernel_summary")
-    assert (summary.version, summary.unit, summary.grain) == (1, "ns", ("run_id", "rank", "name"))
+    assert (summary.version, summary.unit, summary.grain) == (2, "ns", ("run_id", "rank", "name"))
     assert [(p.name, p.type, p.optional, p.default) for p in summary.params] == [
         ("run", "text", True, None), ("rank", "int", True, None),
         ("iteration_from", "int", True, None), ("iteration_to", "int", True, None),
@@ -423,22 +423,23 @@ def test_lock_catches_a_change_without_a_version_bump(sql_copy):
     edit(path, "median(dur_ns) AS med_ns", "quantile_disc(dur_ns, 0.5) AS med_ns")
     problems = metrics.check_lock(sql_root=sql_copy)
     assert len(problems) == 1
-    assert "gpu_kernel_summary v1 changed without raising its version" in problems[0]
+    assert "gpu_kernel_summary v2 changed without raising its version" in problems[0]
     with pytest.raises(MetricError, match="will not overwrite the locked hashes of gpu_kernel_su"):
         metrics.update_lock(sql_root=sql_copy)
 
-    edit(path, "-- version: 1", "-- version: 2")
+    edit(path, "-- version: 2", "-- version: 3")
     assert metrics.check_lock(sql_root=sql_copy) == [
-        f"{path}: gpu_kernel_summary v2 is not in {sql_copy / 'metrics.lock'} - "
+        f"{path}: gpu_kernel_summary v3 is not in {sql_copy / 'metrics.lock'} - "
         "run tracewh metrics lock"
     ]
-    assert metrics.update_lock(sql_root=sql_copy) == ["gpu_kernel_summary v2"]
+    assert metrics.update_lock(sql_root=sql_copy) == ["gpu_kernel_summary v3"]
     assert metrics.check_lock(sql_root=sql_copy) == []
     locked = metrics.read_lock(sql_copy / "metrics.lock")
-    assert {("gpu_kernel_summary", 1), ("gpu_kernel_summary", 2)} <= set(locked)  # v1 stays
+    assert {("gpu_kernel_summary", 2), ("gpu_kernel_summary", 3)} <= set(locked)  # v2 stays
 
 
-USES_STEPS = ["iteration_time", "nvtx_phases", "scaling", "throughput"]  # through training_steps
+# through training_steps (breakdown_diff and regressions through run_measures)
+USES_STEPS = ["breakdown_diff", "iteration_time", "nvtx_phases", "regressions", "scaling", "throughput"]
 
 
 def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy):
@@ -448,13 +449,13 @@ def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy)
     problems = metrics.check_lock(sql_root=sql_copy)
     assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == USES_STEPS
     assert all("a module it reads (" in p and "training_steps" in p for p in problems)
-    with pytest.raises(MetricError, match="will not overwrite .* iteration_time v2, nvtx_phases"):
+    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v1, iteration_time v2, nvtx_phases"):
         metrics.update_lock(sql_root=sql_copy)
     assert not (sql_copy / "metrics.changes").exists()
 
 
 def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
-    # iterations reads iteration_number; training_steps reads iterations; four metrics read it
+    # iterations reads iteration_number; training_steps reads iterations; six metrics read it
     edit(sql_copy / "lib" / "iteration_number.sql", "[Ss]tep[ _#]?", "[Ss]tep[ _#]*")
     failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
     assert set(USES_STEPS) <= failing
@@ -464,15 +465,15 @@ def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
 def test_same_answers_relocks_with_a_dated_reason(sql_copy):
     edit(sql_copy / "lib" / "training_steps.sql", "FROM iterations\nWHERE step_pattern IS NULL",
          "FROM iterations\nWHERE NOT (step_pattern IS NOT NULL)")
-    assert len(metrics.check_lock(sql_root=sql_copy)) == 4
+    assert len(metrics.check_lock(sql_root=sql_copy)) == 6
     relocked = metrics.update_lock(sql_root=sql_copy, same_answers="  NOT (x IS NOT NULL)\n is x IS NULL ")
     assert relocked == [f"{m} v{v} locked again: NOT (x IS NOT NULL)\n is x IS NULL"
-                        for m, v in zip(USES_STEPS, (2, 2, 5, 2))]
+                        for m, v in zip(USES_STEPS, (1, 2, 3, 1, 6, 3))]
     assert metrics.check_lock(sql_root=sql_copy) == []
     log = (sql_copy / "metrics.changes").read_text().splitlines()
     today = datetime.now(timezone.utc).date().isoformat()
-    assert log[-1] == (f"{today}\titeration_time v2, nvtx_phases v2, scaling v5, throughput v2"
-                       "\tNOT (x IS NOT NULL) is x IS NULL")
+    assert log[-1] == (f"{today}\tbreakdown_diff v1, iteration_time v2, nvtx_phases v3, "
+                       "regressions v1, scaling v6, throughput v3\tNOT (x IS NOT NULL) is x IS NULL")
     assert all(line.startswith("#") for line in log[:-1])
     with pytest.raises(MetricError, match="will not overwrite"):  # a blank reason is no reason
         edit(sql_copy / "lib" / "training_steps.sql", "NOT (step_pattern IS NOT NULL)",
@@ -498,8 +499,8 @@ def test_comments_and_spacing_of_a_module_do_not_count(sql_copy):
     ("lib", "training_steps.sql", "-- uses: iteration_number, iterations, nvtx_ranges",
      "-- uses: iterations, nvtx_ranges",
      r"training_steps.sql: `-- uses:` does not match the SQL; reads undeclared iteration_number"),
-    ("views", "kernels.sql", "-- uses: gpu_op_kind, gpu_op_name, kernel_kind\n", "",
-     r"kernels.sql: no `-- uses:` line; it reads gpu_op_kind, gpu_op_name, kernel_kind"),
+    ("views", "kernels.sql", "-- uses: gpu_op_kind, gpu_op_name, kernel_short_name\n", "",
+     r"kernels.sql: no `-- uses:` line; it reads gpu_op_kind, gpu_op_name, kernel_short_name"),
 ])
 def test_uses_must_match_what_sqlglot_finds(sql_copy, folder, name, old, new, message):
     edit(sql_copy / folder / name, old, new)

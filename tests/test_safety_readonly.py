@@ -212,6 +212,7 @@ METRIC_HEADER = """\
 -- summary: tries something a metric may not do
 -- grain: rank
 -- params: none
+-- uses: none
 """
 BAD_METRICS = {
     "attach": (f"ATTACH '{TARGET}.duckdb' AS other;", "not ATTACH"),

@@ -46,7 +46,7 @@ def test_summary_numbers_are_the_metrics(sample_db):
     idlest = max(breakdown, key=lambda r: float(r["idle_pct"]))
     assert f"compute {compute:.1f}%" in lines["GPU"]
     assert f"most idle: rank {idlest['rank']}, {float(idlest['idle_pct']):.1f}%" in lines["GPU"]
-    assert "[temporal_breakdown v3]" in lines["GPU"]
+    assert "[temporal_breakdown v4]" in lines["GPU"]
 
     whole = [r for r in metric(sample_db, "comm_comp_overlap") if r["rank"] == ""][0]
     assert f"{float(whole['overlap_pct']):.1f}% of communication hidden" in lines["Overlap"]

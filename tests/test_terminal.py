@@ -99,7 +99,7 @@ def test_no_number_is_cut(sample_db, width):
     raw = list(csv.DictReader(io.StringIO(runner.invoke(app, [*args, "-f", "csv"]).stdout)))[:8]
     rows = table_rows(shown)
     header, body = rows[0], rows[1:]
-    assert shown.splitlines()[0].strip() == "gpu_kernel_summary v1"
+    assert shown.splitlines()[0].strip() == "gpu_kernel_summary v2"
     assert header[:4] == ["run_id", "rank", "time_pct", "total"]  # rank never gives way
     assert len(body) == 8
     for cells, expected in zip(body, raw):
@@ -143,7 +143,7 @@ def test_summary_fits_80_columns(sample_db):
     lines = [line.rstrip() for line in shown.rstrip().splitlines()]
     assert lines[0] == "ddp_4ranks" and all(len(line) <= 80 for line in lines)
     assert len(lines) <= 24  # one screen
-    kernels = shown.split("[gpu_kernel_summary v1]")[1].splitlines()[1:6]
+    kernels = shown.split("[gpu_kernel_summary v2]")[1].splitlines()[1:6]
     for line in kernels:  # share, time and count whole; only the name is cut
         assert re.match(r"^ +\d+\.\d% +[\d.,]+ (ns|us|ms|s) +[\d,]+x  \S", line), line
 

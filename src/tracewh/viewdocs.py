@@ -24,7 +24,8 @@ def view_summary(path: Path) -> str:
     for line in path.read_text().splitlines():
         if not line.startswith("--"):
             break
-        lines.append(line[2:].strip())
+        if not line.startswith("-- uses:"):  # the modules it reads (sqlmodules), not what it holds
+            lines.append(line[2:].strip())
     text = " ".join(lines)
     return text.split(". ")[0].rstrip(".") if text else ""
 

@@ -266,28 +266,38 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
     except OSError as exc:
         result.message = str(IngestError(path, f"cannot read: {exc.strerror or exc}",
                                          "check its permissions, or copy it somewhere readable"))
-    except duckdb.Error as exc:
-        fault = storage_fault(exc)
-        if fault:
-            result.storage_fault = True
-            result.message = f"{warehouse_path(con)}: {fault[0]} while writing {path} - {fault[1]}"
-        elif isinstance(exc, duckdb.OutOfMemoryException):  # the file is fine, the limit tight
-            limit = first_row(con, "SELECT current_setting('memory_limit')")[0]
-            result.message = str(IngestError(
-                path, f"needs more memory than the memory limit ({limit}) allows",
-                "give a larger --memory-limit, or fewer --jobs"))
-        else:
-            result.message = str(IngestError(
-                path, f"could not be loaded: {_first_line(exc)}",
-                "the file may be damaged or from an unsupported exporter; re-export it"))
-    except Exception as exc:  # a fault of tracewh's own on this file: it fails alone
-        result.message = str(IngestError(
-            path, f"could not be decoded: {type(exc).__name__}: {_first_line(exc)}",
-            "please report it with the file"))
+    except Exception as exc:
+        if _interrupted(exc):  # Ctrl-C reached DuckDB while this file was read: the ingest stops
+            raise
+        result.message = _fault_message(con, path, exc, result)
     finally:
         _close(con)
         result.seconds = time.perf_counter() - prepared.started
     return result
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """DuckDB's word for Ctrl-C: an InterruptException, or RuntimeError('Query interrupted')."""
+    return isinstance(exc, duckdb.InterruptException) or (
+        type(exc) is RuntimeError and "interrupted" in str(exc).lower())
+
+
+def _fault_message(con, path: Path, exc: Exception, result: FileResult) -> str:
+    """The one line for a file that failed: a storage fault of the warehouse (said once, the
+    ingest stops), too little memory, a file DuckDB cannot load, or a fault of tracewh's own."""
+    if not isinstance(exc, duckdb.Error):  # a fault of tracewh's own on this file: it fails alone
+        return str(IngestError(path, f"could not be decoded: {type(exc).__name__}: "
+                                     f"{_first_line(exc)}", "please report it with the file"))
+    fault = storage_fault(exc)
+    if fault:
+        result.storage_fault = True
+        return f"{warehouse_path(con)}: {fault[0]} while writing {path} - {fault[1]}"
+    if isinstance(exc, duckdb.OutOfMemoryException):  # the file is fine, the limit tight
+        limit = first_row(con, "SELECT current_setting('memory_limit')")[0]
+        return str(IngestError(path, f"needs more memory than the memory limit ({limit}) allows",
+                               "give a larger --memory-limit, or fewer --jobs"))
+    return str(IngestError(path, f"could not be loaded: {_first_line(exc)}",
+                           "the file may be damaged or from an unsupported exporter; re-export it"))
 
 
 def _rollback(con: duckdb.DuckDBPyConnection) -> None:
