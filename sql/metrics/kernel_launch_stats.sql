@@ -1,0 +1,87 @@
+-- metric: kernel_launch_stats
+-- version: 1
+-- summary: Per GPU op launch: CPU time of the launch call, GPU time, launch delay, outliers
+-- unit: ns
+-- grain: run_id, rank, correlation_id, stream_id, start_ns
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), runtime_cutoff_us (float, default 50), launch_delay_cutoff_us (float, default 100), include_memory_events (bool, default true), hta_launch_names (bool, default false)
+-- see: HTA get_cuda_kernel_launch_stats
+--
+-- One row per GPU op (kernel, memcpy, memset) and the CUDA API call that launched it (same
+-- file, process and correlation id; the first such call when a driver call shares the id):
+--   cpu_dur_ns      the launch call's duration
+--   gpu_dur_ns      the op's duration
+--   launch_delay_ns GPU start - the call's end, clipped at 0 (HTA clips it too)
+--   short_gpu       gpu_dur_ns < cpu_dur_ns: launching took longer than running
+--   runtime_outlier cpu_dur_ns > runtime_cutoff_us (HTA's default 50 us)
+--   delay_outlier   launch_delay_ns > launch_delay_cutoff_us (HTA's default 100 us)
+-- and per rank: launches, short_gpu_ops, runtime_outliers, delay_outliers.
+-- Differences from HTA 0.5.0 (tests/peer/hta_launch_queue.py checks the rest row for row):
+--   - tracewh takes every launching call, whatever its name (cuLaunchKernel, cudaGraphLaunch,
+--     hipLaunchKernel, ...). HTA knows cudaLaunchKernel, cudaLaunchKernelExC and, with
+--     include_memory_events, cudaMemcpyAsync and cudaMemsetAsync: hta_launch_names = true keeps
+--     those alone (HTA then has no row on ROCm traces). include_memory_events = false drops
+--     memcpy/memset launched by any call.
+--   - HTA reads times in the file's µs, and rounds every event inward to whole µs when the
+--     file has fractional timestamps (newer traces); tracewh keeps ns.
+-- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
+WITH calls AS (
+    SELECT file_id, pid, correlation_id,
+           arg_min(name, start_ns) AS api_name, min(start_ns) AS api_start_ns,
+           arg_min(end_ns, start_ns) AS api_end_ns
+    FROM cuda_api
+    WHERE correlation_id IS NOT NULL
+      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+    GROUP BY file_id, pid, correlation_id
+), launches AS (
+    SELECT g.run_id, g.rank, g.correlation_id, g.stream_id, g.start_ns, g.op, g.name,
+           c.api_name,
+           c.api_end_ns - c.api_start_ns AS cpu_dur_ns,
+           g.dur_ns AS gpu_dur_ns,
+           greatest(g.start_ns - c.api_end_ns, 0) AS launch_delay_ns
+    FROM gpu_ops g
+    JOIN calls c ON c.file_id = g.file_id AND c.pid = g.pid AND c.correlation_id = g.correlation_id
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('iteration_from') IS NULL
+           OR g.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR g.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (coalesce(CAST(getvariable('include_memory_events') AS BOOLEAN), true)
+           OR g.op = 'kernel')
+      AND (NOT coalesce(CAST(getvariable('hta_launch_names') AS BOOLEAN), false)
+           OR c.api_name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC')
+           OR (coalesce(CAST(getvariable('include_memory_events') AS BOOLEAN), true)
+               AND c.api_name IN ('cudaMemcpyAsync', 'cudaMemsetAsync')))
+), flagged AS (
+    SELECT *,
+           gpu_dur_ns < cpu_dur_ns AS short_gpu,
+           cpu_dur_ns > coalesce(CAST(getvariable('runtime_cutoff_us') AS DOUBLE), 50) * 1000
+               AS runtime_outlier,
+           launch_delay_ns
+               > coalesce(CAST(getvariable('launch_delay_cutoff_us') AS DOUBLE), 100) * 1000
+               AS delay_outlier
+    FROM launches
+)
+SELECT
+    run_id,
+    rank,
+    correlation_id,
+    stream_id,
+    start_ns,              -- the op's GPU start, UTC ns
+    op,                    -- kernel | memcpy | memset
+    name,                  -- the op's name
+    api_name,              -- the launching call
+    cpu_dur_ns,            -- ns
+    gpu_dur_ns,            -- ns
+    launch_delay_ns,       -- ns, >= 0
+    short_gpu,
+    runtime_outlier,
+    delay_outlier,
+    count(*) OVER per_rank AS launches,
+    count(*) FILTER (WHERE short_gpu) OVER per_rank AS short_gpu_ops,
+    count(*) FILTER (WHERE runtime_outlier) OVER per_rank AS runtime_outliers,
+    count(*) FILTER (WHERE delay_outlier) OVER per_rank AS delay_outliers
+FROM flagged
+WINDOW per_rank AS (PARTITION BY run_id, rank)
+ORDER BY run_id, rank, start_ns, stream_id, correlation_id;

@@ -1,0 +1,96 @@
+-- metric: queue_length
+-- version: 1
+-- summary: Per stream, how many launched GPU ops wait to start: distribution and time at the limit
+-- unit: ops
+-- grain: run_id, rank, device_id, stream_id
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), queue_limit (int, default 1024), hta_launch_names (bool, default false), launch_first (bool, default false), hta_float_us (bool, default false)
+-- see: HTA get_queue_length_summary, get_time_spent_blocked_on_full_queue
+--
+-- A stream's queue holds the ops launched on it that have not started: +1 at the start of the
+-- CUDA API call that launched an op (same file, process and correlation id), -1 when the op
+-- starts on the GPU. Each change is one sample of the queue length; per stream:
+--   samples, mean_len, std_len (sample std), min_len, p25_len, p50_len, p75_len (linear
+--   interpolation, as pandas' describe), max_len: over the samples, not weighted by time, as HTA
+--   time_at_limit_ns: time the queue held queue_limit ops or more (CUDA's launch queue holds
+--   1024: the host then blocks in the launch call)
+-- Changes at one instant: GPU starts first (the queue does not peak for an instant), launches
+-- first with launch_first = true. HTA sorts the changes with pandas' unstable sort, so its tie
+-- order is arbitrary: its samples lie between the two orders (each prefix sum of launch-first
+-- is at least any other order's, and gpu-first's at most), and so do its mean and quantiles.
+-- HTA orders by float64 µs: traces whose `ts` is epoch µs with ns decimals (April 2024) lose
+-- ns there (a double holds 0.25 µs at 1.7e15 µs); hta_float_us = true orders by that double.
+-- Ops without a launching call in the trace are left out (they were queued before it began).
+-- hta_launch_names = true counts only launches by the calls HTA 0.5.0 knows: cudaLaunchKernel,
+-- cudaLaunchKernelExC, cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, hipLaunchKernel,
+-- hipExtModuleLaunchKernel, hipMemcpyAsync, hipMemsetAsync, hipMemcpyWithStream (tracewh: any).
+-- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
+WITH calls AS (
+    SELECT file_id, pid, correlation_id,
+           arg_min(name, start_ns) AS api_name, min(start_ns) AS api_start_ns
+    FROM cuda_api
+    WHERE correlation_id IS NOT NULL
+      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
+    GROUP BY file_id, pid, correlation_id
+), ops AS (
+    SELECT g.run_id, g.rank, g.device_id, g.stream_id, c.api_start_ns, g.start_ns
+    FROM gpu_ops g
+    JOIN calls c ON c.file_id = g.file_id AND c.pid = g.pid AND c.correlation_id = g.correlation_id
+    WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
+      AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
+      AND (getvariable('iteration_from') IS NULL
+           OR g.iteration >= CAST(getvariable('iteration_from') AS INTEGER))
+      AND (getvariable('iteration_to') IS NULL
+           OR g.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
+      AND (NOT coalesce(CAST(getvariable('hta_launch_names') AS BOOLEAN), false)
+           OR c.api_name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',
+                             'cudaMemcpyAsync', 'cudaMemsetAsync', 'hipLaunchKernel',
+                             'hipExtModuleLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync',
+                             'hipMemcpyWithStream'))
+), changes AS (
+    SELECT run_id, rank, device_id, stream_id, api_start_ns AS ts,
+           CASE WHEN coalesce(CAST(getvariable('launch_first') AS BOOLEAN), false) THEN 0 ELSE 1 END
+               AS phase, 1 AS delta
+    FROM ops
+    UNION ALL
+    SELECT run_id, rank, device_id, stream_id, start_ns,
+           CASE WHEN coalesce(CAST(getvariable('launch_first') AS BOOLEAN), false) THEN 1 ELSE 0 END,
+           -1
+    FROM ops
+), ordered AS (
+    -- the sort key: ns, or HTA's double of µs (from the decimal text: rounded once, as a
+    -- JSON parser rounds the file's number)
+    SELECT *,
+           CASE WHEN coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false)
+                THEN CAST(CAST(ts // 1000 AS VARCHAR) || '.' || lpad(CAST(ts % 1000 AS VARCHAR), 3, '0')
+                          AS DOUBLE) END AS us_double,
+           CASE WHEN NOT coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false) THEN ts END
+               AS ns_key
+    FROM changes
+), samples AS (
+    SELECT *,
+           CAST(sum(delta) OVER w AS BIGINT) AS len,
+           lead(ts) OVER w AS next_ts
+    FROM ordered
+    WINDOW w AS (PARTITION BY run_id, rank, device_id, stream_id ORDER BY us_double, ns_key, phase
+                 ROWS UNBOUNDED PRECEDING)
+)
+SELECT
+    run_id,
+    rank,
+    device_id,
+    stream_id,
+    count(*) AS samples,
+    avg(len) AS mean_len,
+    stddev_samp(len) AS std_len,
+    min(len) AS min_len,
+    quantile_cont(len, 0.25) AS p25_len,
+    quantile_cont(len, 0.5) AS p50_len,
+    quantile_cont(len, 0.75) AS p75_len,
+    max(len) AS max_len,
+    coalesce(sum(next_ts - ts) FILTER (
+        WHERE len >= coalesce(CAST(getvariable('queue_limit') AS BIGINT), 1024)), 0)
+        AS time_at_limit_ns  -- ns
+FROM samples
+GROUP BY run_id, rank, device_id, stream_id
+ORDER BY run_id, rank, device_id, stream_id;
