@@ -8,6 +8,7 @@ DELETE FROM store.nvtx_ranges WHERE file_id = getvariable('file_id');
 DELETE FROM store.nccl_ops WHERE file_id = getvariable('file_id');
 DELETE FROM store.gpu_syncs WHERE file_id = getvariable('file_id');
 DELETE FROM store.python_frames WHERE file_id = getvariable('file_id');
+DELETE FROM store.os_calls WHERE file_id = getvariable('file_id');
 DELETE FROM store.devices WHERE file_id = getvariable('file_id');
 DELETE FROM store.samples WHERE file_id = getvariable('file_id');
 DELETE FROM store.ranks WHERE file_id = getvariable('file_id');

@@ -8,4 +8,5 @@ SELECT (SELECT count(*) FROM store.kernels WHERE file_id = getvariable('file_id'
      + (SELECT count(*) FROM store.nccl_ops WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.gpu_syncs WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.python_frames WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.os_calls WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.samples WHERE file_id = getvariable('file_id'));
