@@ -1,5 +1,5 @@
 -- metric: nvtx_gpu_projection
--- version: 1
+-- version: 2
 -- summary: NVTX ranges and user annotations projected onto the GPU, summed per range name
 -- unit: ns
 -- grain: run_id, rank, domain, name
@@ -22,19 +22,14 @@
 --   gpu_busy_ns     per range, the time at least one of its ops ran (|U ops|), summed
 --   range_total_ns  the ranges' own (CPU) durations, summed
 -- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
-WITH calls AS (
-    SELECT file_id, pid, correlation_id, arg_min(tid, start_ns) AS tid,
-           min(start_ns) AS call_start_ns, arg_min(end_ns, start_ns) AS call_end_ns
-    FROM cuda_api
-    WHERE correlation_id IS NOT NULL
-      AND (getvariable('run') IS NULL OR run_id = CAST(getvariable('run') AS VARCHAR))
-      AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
-    GROUP BY file_id, pid, correlation_id
-), ops AS (
-    SELECT g.file_id, g.pid, c.tid, c.call_start_ns, c.call_end_ns, g.correlation_id,
+WITH ops AS (
+    SELECT g.file_id, g.pid, c.tid, c.start_ns AS call_start_ns, c.end_ns AS call_end_ns, g.correlation_id,
            g.start_ns, g.end_ns
     FROM gpu_ops g
-    JOIN calls c ON c.file_id = g.file_id AND c.pid = g.pid AND c.correlation_id = g.correlation_id
+    -- the launching call: the first with the op's correlation id, whose start ingest kept as
+    -- launch_ns (a join on it instead of a GROUP BY over every call: 1 s, not 28, on 8 M ops)
+    JOIN cuda_api c ON c.file_id = g.file_id AND c.pid = g.pid
+                   AND c.correlation_id = g.correlation_id AND c.start_ns = g.launch_ns
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
       AND (getvariable('iteration_from') IS NULL
