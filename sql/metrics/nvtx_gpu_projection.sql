@@ -1,5 +1,5 @@
 -- metric: nvtx_gpu_projection
--- version: 2
+-- version: 3
 -- summary: NVTX ranges and user annotations projected onto the GPU, summed per range name
 -- unit: ns
 -- grain: run_id, rank, domain, name
@@ -23,13 +23,10 @@
 --   range_total_ns  the ranges' own (CPU) durations, summed
 -- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
 WITH ops AS (
-    SELECT g.file_id, g.pid, c.tid, c.start_ns AS call_start_ns, c.end_ns AS call_end_ns, g.correlation_id,
+    SELECT g.file_id, g.pid, g.launch_tid AS tid, g.launch_ns AS call_start_ns,
+           g.launch_end_ns AS call_end_ns, g.correlation_id,
            g.start_ns, g.end_ns
-    FROM gpu_ops g
-    -- the launching call: the first with the op's correlation id, whose start ingest kept as
-    -- launch_ns (a join on it instead of a GROUP BY over every call: 1 s, not 28, on 8 M ops)
-    JOIN cuda_api c ON c.file_id = g.file_id AND c.pid = g.pid
-                   AND c.correlation_id = g.correlation_id AND c.start_ns = g.launch_ns
+    FROM gpu_op_calls g
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
       AND (getvariable('iteration_from') IS NULL

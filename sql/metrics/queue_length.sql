@@ -1,5 +1,5 @@
 -- metric: queue_length
--- version: 2
+-- version: 3
 -- summary: Per stream, how many launched GPU ops wait to start: distribution and time at the limit
 -- unit: ops
 -- grain: run_id, rank, device_id, stream_id
@@ -25,12 +25,8 @@
 -- hipExtModuleLaunchKernel, hipMemcpyAsync, hipMemsetAsync, hipMemcpyWithStream (tracewh: any).
 -- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
 WITH ops AS (
-    SELECT g.run_id, g.rank, g.device_id, g.stream_id, c.start_ns AS api_start_ns, g.start_ns
-    FROM gpu_ops g
-    -- the launching call: the first with the op's correlation id, whose start ingest kept as
-    -- launch_ns (a join on it instead of a GROUP BY over every call: 1 s, not 28, on 8 M ops)
-    JOIN cuda_api c ON c.file_id = g.file_id AND c.pid = g.pid
-                   AND c.correlation_id = g.correlation_id AND c.start_ns = g.launch_ns
+    SELECT g.run_id, g.rank, g.device_id, g.stream_id, g.launch_ns AS api_start_ns, g.start_ns
+    FROM gpu_op_calls g
     WHERE (getvariable('run') IS NULL OR g.run_id = CAST(getvariable('run') AS VARCHAR))
       AND (getvariable('rank') IS NULL OR g.rank = CAST(getvariable('rank') AS INTEGER))
       AND (getvariable('iteration_from') IS NULL
@@ -38,7 +34,7 @@ WITH ops AS (
       AND (getvariable('iteration_to') IS NULL
            OR g.iteration <= CAST(getvariable('iteration_to') AS INTEGER))
       AND (NOT coalesce(CAST(getvariable('hta_launch_names') AS BOOLEAN), false)
-           OR c.name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',
+           OR g.api_name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',
                              'cudaMemcpyAsync', 'cudaMemsetAsync', 'hipLaunchKernel',
                              'hipExtModuleLaunchKernel', 'hipMemcpyAsync', 'hipMemsetAsync',
                              'hipMemcpyWithStream'))

@@ -12,16 +12,11 @@
 -- "Open at" follows range_nesting: a call starting when a range starts is inside it, one
 -- starting when it ends is not.
 
--- The launching call of each (file, process, correlation id): the first one, as ingest's
--- launch_ns (a driver call under a runtime call shares its correlation id).
+-- The launching calls (gpu_op_calls), one row each (a graph launch runs several ops).
 CREATE OR REPLACE VIEW _launch_calls AS
-SELECT file_id, pid, correlation_id, arg_min(rowid, start_ns) AS api_id,
-       arg_min(tid, start_ns) AS tid, min(start_ns) AS start_ns,
-       arg_min(end_ns, start_ns) AS end_ns, arg_min(name, start_ns) AS name,
-       arg_min(external_id, start_ns) AS external_id
-FROM store.cuda_api
-WHERE correlation_id IS NOT NULL
-GROUP BY file_id, pid, correlation_id;
+SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid, launch_ns AS start_ns,
+       launch_end_ns AS end_ns, api_name AS name, api_external_id AS external_id
+FROM gpu_op_calls;
 
 -- Launch calls as points (range ids below 0) among the CPU ops, and among the NVTX ranges and
 -- annotations: range_nesting gives each point the innermost range open at it as parent.
@@ -66,6 +61,7 @@ SELECT g.run_id, g.rank, g.rank_key, g.file_id, g.pid, g.device_id, g.stream_id,
 FROM gpu_ops g
 LEFT JOIN _launch_calls l
        ON l.file_id = g.file_id AND l.pid = g.pid AND l.correlation_id = g.correlation_id
+      AND l.start_ns = g.launch_ns
 LEFT JOIN by_external_id e ON e.api_id = l.api_id
 LEFT JOIN by_time t ON t.api_id = l.api_id
 LEFT JOIN by_range r ON r.api_id = l.api_id
