@@ -86,8 +86,9 @@ def test_export_without_kernel_table_ingests_what_it_has(real_warehouse):
     run = "nsys-2024.1/report1.sqlite"
     counts = con.execute("SELECT (SELECT count(*) FROM kernels WHERE run_id = $r), "
                          "(SELECT count(*) FROM cuda_api WHERE run_id = $r), "
+                         "(SELECT count(*) FROM gpu_syncs WHERE run_id = $r), "
                          "(SELECT rows FROM sources WHERE run_id = $r)", {"r": run}).fetchall()[0]
-    assert counts == (0, 5497, 5497)
+    assert counts == (0, 5497, 1177, 5497 + 1177)
 
 
 def test_one_rank_per_process_of_a_multi_process_report(real_warehouse):

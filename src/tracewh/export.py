@@ -35,7 +35,8 @@ MANIFEST = "manifest.json"
 PART = "part_0.parquet"
 STAGING = ".staging"  # where a run is written before it is renamed into the lake
 # Views big enough that a reader wants to prune by rank as well as by run.
-BY_RANK = frozenset({"kernels", "gpu_ops", "cuda_api", "cpu_ops", "nvtx_ranges", "memcpy", "memset"})
+BY_RANK = frozenset({"kernels", "gpu_ops", "cuda_api", "cpu_ops", "nvtx_ranges", "memcpy", "memset",
+                     "gpu_syncs", "python_frames", "gpu_op_launches", "os_calls"})
 _EMPTY_RUN = "__empty__"  # holds a zero-row file so that a view with no rows still has a schema
 
 

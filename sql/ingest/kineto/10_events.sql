@@ -35,10 +35,12 @@ SELECT name, cat, pid, tid, tid_text, args,
            WHEN cat IN ('cpu_op', 'Operator') THEN 'cpu_op'
            WHEN cat IN ('user_annotation', 'User') THEN 'annotation'
            WHEN cat IN ('gpu_user_annotation', 'gpu_user_Annotation') THEN 'gpu_annotation'
+           WHEN cat = 'cuda_sync' THEN 'sync'
+           WHEN cat = 'python_function' THEN 'python'
            ELSE 'other'
        -- a one-byte code, not a string, in every later scan and filter
        END AS ENUM('clamped', 'kernel', 'memcpy', 'memset', 'runtime', 'driver', 'annotation',
-                   'cpu_op', 'gpu_annotation', 'other')) AS kind
+                   'cpu_op', 'gpu_annotation', 'sync', 'python', 'other')) AS kind
 FROM _kineto_events;
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.

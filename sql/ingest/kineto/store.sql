@@ -30,6 +30,14 @@ INSERT INTO store.nccl_ops BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, * FROM _kineto_nccl_ops;
 
+INSERT INTO store.gpu_syncs BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_gpu_syncs;
+
+INSERT INTO store.python_frames BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_python_frames;
+
 INSERT INTO store.ranks BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, getvariable('rank_source') AS rank_source,

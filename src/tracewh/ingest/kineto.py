@@ -35,9 +35,9 @@ if TYPE_CHECKING:  # pyarrow is imported by the Python decoder only: 37 MB the f
 Id = Union[int, str, None]  # pids and tids are integers, or strings such as "Spans"
 
 # Events that carry no warehouse row: flow arrows (the correlation id is in args already),
-# metadata, counters; python_function stacks are skipped as HolisticTraceAnalysis does.
+# metadata, counters.
 _SKIPPED_PHASES = frozenset({"s", "f", "t", "M", "C", "i", "I", "n", "b", "e"})
-_SKIPPED_CATEGORIES = frozenset({"python_function", "ac2g", "async_cpu_to_gpu", "async_gpu",
+_SKIPPED_CATEGORIES = frozenset({"ac2g", "async_cpu_to_gpu", "async_gpu",
                                  "fwdbwd", "forward_backward", "fwd_bwd", "Trace", "overhead"})
 
 
@@ -492,7 +492,7 @@ def _metadata(trace: Trace, repairs: list[str]) -> dict:
 # Staging (on the file's own cursor, in a decoding thread) and writing (by the writer).
 
 STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
-                 "ranks", "devices")
+                 "gpu_syncs", "python_frames", "ranks", "devices")
 _SQL = ("ingest", "kineto")
 # what the staged view _kineto_cpu_ops reads (20_host.sql says why it is a view)
 _STAGED_VIEW_SOURCES = {"_ev", "_ev_rows", "_ev_iteration"}

@@ -53,6 +53,13 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "category": INT, "color": INT, "text": TEXT, "globalTid": INT, "endGlobalTid": INT,
         "textId": INT, "domainId": INT,
     }),
+    "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {
+        **_GPU_COMMON, "syncType": INT, "eventId": INT,
+    }),
+    "osrt": ("OSRT_API", {
+        "start": INT, "end": INT, "globalTid": INT, "nameId": INT, "returnValue": INT,
+        "nestingLevel": INT,
+    }),
     "gpu": ("TARGET_INFO_GPU", {
         "id": INT, "name": TEXT, "busLocation": TEXT, "totalMemory": INT, "smCount": INT,
         "computeMajor": INT, "computeMinor": INT, "uuid": TEXT,
@@ -61,7 +68,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
 # Tables whose presence marks a file as an nsys export (the 2021 export has only some).
 # Columns without which a table's rows cannot be stored (times are NOT NULL in the warehouse).
 _REQUIRED = {"kernel": ("start", "end"), "memcpy": ("start", "end"), "memset": ("start", "end"),
-             "runtime": ("start", "end"), "nvtx": ("start",), "strings": ("id", "value")}
+             "runtime": ("start", "end"), "nvtx": ("start",), "strings": ("id", "value"),
+             "sync": ("start", "end"), "osrt": ("start", "end")}
 _NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "ThreadNames", "TARGET_INFO_GPU"}
 _ENV_RANK = re.compile(r"(?:^|[;\s])(?:RANK|SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK)=(\d+)")
 
@@ -288,12 +296,15 @@ def assign_ranks(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, r
             UNION ALL SELECT DISTINCT globalPid FROM _nsys_memcpy
             UNION ALL SELECT DISTINCT globalPid FROM _nsys_memset
             UNION ALL SELECT DISTINCT (globalTid >> 24) << 24 FROM _nsys_runtime)
-        GROUP BY pid ORDER BY pid""").fetchall()
+        GROUP BY pid ORDER BY pid""").fetchall() or con.execute("""
+        -- an export of OS runtime calls alone: its processes are the ranks
+        SELECT (globalTid >> 24) & 16777215 AS pid, max((globalTid >> 24) << 24)
+        FROM _nsys_osrt GROUP BY pid ORDER BY pid""").fetchall()
     pids = [pid for pid, _ in processes]
     global_pids = dict(processes)
     if not pids:
-        raise IngestError(path, "empty trace: no kernels, memory operations or CUDA API calls",
-                          "profile with --trace=cuda and export again")
+        raise IngestError(path, "empty trace: no kernels, memory operations, CUDA API calls "
+                          "or OS runtime calls", "profile with --trace=cuda and export again")
     single = len(pids) == 1
     taken = taken_ranks(con, run_id)
     free = (rank for rank in itertools.count() if rank not in taken)  # lowest free first

@@ -1,0 +1,32 @@
+-- uses: none
+-- CUDA synchronization as the GPU saw it (Kineto cuda_sync): a host thread waiting for a stream,
+-- an event or the whole context, or a stream waiting on an event (cudaStreamWaitEvent), with
+-- the API call that waited (same file, process and correlation id).
+CREATE OR REPLACE VIEW gpu_syncs AS
+SELECT
+    s.run_id,
+    s.rank,
+    s.file_id,
+    s.pid,
+    s.device_id,
+    s.stream_id,          -- the stream synchronized or made to wait (NULL: context or event sync)
+    s.start_ns,
+    s.end_ns,
+    s.end_ns - s.start_ns AS dur_ns,
+    s.sync_kind,          -- Stream Sync | Event Sync | Context Sync | Stream Wait Event
+    s.wait_stream_id,     -- Stream Wait Event: the stream whose event it waits on (newer traces)
+    s.wait_event_correlation_id, -- the cudaEventRecord call waited on (newer traces)
+    s.correlation_id,
+    s.external_id,        -- the CPU op that waited (cpu_ops.external_id)
+    a.name AS api_name,   -- cudaStreamSynchronize, cudaEventSynchronize, cudaStreamWaitEvent, ...
+    a.tid AS api_tid,     -- the host thread that waited
+    a.start_ns AS api_start_ns,
+    a.end_ns AS api_end_ns,
+    s.iteration
+FROM store.gpu_syncs s
+LEFT JOIN (SELECT file_id, pid, correlation_id, arg_min(name, start_ns) AS name,
+                  arg_min(tid, start_ns) AS tid, min(start_ns) AS start_ns,
+                  arg_min(end_ns, start_ns) AS end_ns
+           FROM store.cuda_api WHERE correlation_id IS NOT NULL
+           GROUP BY ALL) a
+       ON a.file_id = s.file_id AND a.pid = s.pid AND a.correlation_id = s.correlation_id;
