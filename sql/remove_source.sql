@@ -7,6 +7,7 @@ DELETE FROM store.cpu_ops WHERE file_id = getvariable('file_id');
 DELETE FROM store.nvtx_ranges WHERE file_id = getvariable('file_id');
 DELETE FROM store.nccl_ops WHERE file_id = getvariable('file_id');
 DELETE FROM store.devices WHERE file_id = getvariable('file_id');
+DELETE FROM store.memory_events WHERE file_id = getvariable('file_id');
 DELETE FROM store.samples WHERE file_id = getvariable('file_id');
 DELETE FROM store.ranks WHERE file_id = getvariable('file_id');
 DELETE FROM store.sources WHERE file_id = getvariable('file_id');

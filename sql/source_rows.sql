@@ -6,4 +6,5 @@ SELECT (SELECT count(*) FROM store.kernels WHERE file_id = getvariable('file_id'
      + (SELECT count(*) FROM store.cpu_ops WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.nvtx_ranges WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.nccl_ops WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.memory_events WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.samples WHERE file_id = getvariable('file_id'));

@@ -384,7 +384,7 @@ def _as_int(value: Id) -> int | None:
 def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
     """Events that become warehouse rows, as Arrow columns (event_no is filled in later)."""
     kept = [e for e in events
-            if e.ph not in _SKIPPED_PHASES and e.cat not in _SKIPPED_CATEGORIES and e.ts is not None]
+            if (e.ph not in _SKIPPED_PHASES or e.name == "[memory]") and e.cat not in _SKIPPED_CATEGORIES and e.ts is not None]
     text_ts = [bytes(e.ts).decode() for e in kept] if exact else None
     columns = {
         "event_no": [0] * len(kept),
@@ -432,7 +432,7 @@ def _metadata(trace: Trace) -> dict:
 # Staging (on the file's own cursor, in a decoding thread) and writing (by the writer).
 
 STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
-                 "ranks", "devices")
+                 "ranks", "devices", "memory_events")
 _SQL = ("ingest", "kineto")
 # what the staged view _kineto_cpu_ops reads (20_host.sql says why it is a view)
 _STAGED_VIEW_SOURCES = {"_ev", "_ev_rows", "_ev_iteration"}
