@@ -32,9 +32,9 @@ peaks AS (
            arg_max(reserved, (allocated, -start_ns)) AS reserved_at_peak,
            arg_max(tid, (allocated, -start_ns)) AS tid,
            max(reserved) AS peak_reserved,
-           count_if(bytes > 0) AS allocations,
-           count_if(bytes < 0) AS frees,
-           count_if(unpaired) AS unpaired,
+           CAST(count_if(bytes > 0) AS BIGINT) AS allocations,
+           CAST(count_if(bytes < 0) AS BIGINT) AS frees,
+           CAST(count_if(unpaired) AS BIGINT) AS unpaired,
            bool_or(derived) AS derived
     FROM picked
     GROUP BY ALL

@@ -35,8 +35,8 @@ SELECT
     address,
     bytes,
     coalesce(total_allocated,
-             running_bytes - least(0, min(running_bytes) OVER (
-                 PARTITION BY run_id, rank, device_type, device_id))) AS allocated,
+             CAST(running_bytes - least(0, min(running_bytes) OVER (
+                 PARTITION BY run_id, rank, device_type, device_id)) AS BIGINT)) AS allocated,
     total_reserved AS reserved,
     total_allocated IS NULL AS derived,
     unpaired,
