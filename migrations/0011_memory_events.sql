@@ -1,11 +1,13 @@
--- 0011: allocator events (Kineto [memory] instant events; nsys CUDA memory-usage rows), one row
--- per allocation (bytes > 0) or free (bytes < 0). Totals are the source's own after the event,
--- NULL where it gives none (the memory_events view then derives them).
+-- 0011 (numbered 0030+ on its branch's brief; the loader refuses gaps): allocator events
+-- (Kineto [memory] instant events), one row per allocation (bytes > 0) or free (bytes < 0).
+-- The totals, the pairing of frees with allocations and the time order are worked out once per
+-- file at ingest (sql/ingest/memory_totals.sql): the metrics then read 10 M events without a
+-- sort.
 CREATE TABLE store.memory_events (
     run_id          VARCHAR NOT NULL,
     rank            INTEGER NOT NULL,
     file_id         BIGINT NOT NULL,
-    event_no        BIGINT NOT NULL,   -- order within the file (ties in time keep it)
+    event_no        BIGINT NOT NULL,   -- time order within the file and device, from 1
     pid             BIGINT,
     tid             BIGINT,
     start_ns        BIGINT NOT NULL,
@@ -13,7 +15,10 @@ CREATE TABLE store.memory_events (
     device_id       INTEGER,           -- -1 for host memory
     address         BIGINT,
     bytes           BIGINT NOT NULL,   -- signed: > 0 allocation, < 0 free
-    total_allocated BIGINT,
-    total_reserved  BIGINT,
+    allocated       BIGINT NOT NULL,   -- total allocated after the event
+    reserved        BIGINT,            -- total reserved after the event (NULL: not given)
+    derived         BOOLEAN NOT NULL,  -- allocated is a running sum, not the source's total
+    freed_no        BIGINT,            -- an allocation's free (its event_no); NULL: none
+    unpaired        BOOLEAN,           -- see the memory_events view; NULL without addresses
     iteration       INTEGER
 );

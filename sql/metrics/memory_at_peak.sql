@@ -22,18 +22,11 @@ WITH picked AS (
       AND (getvariable('rank') IS NULL OR rank = CAST(getvariable('rank') AS INTEGER))
       AND address IS NOT NULL
 ),
--- each allocation with the event that freed its address next (NULL: still live at the end)
-paired AS (
-    SELECT *,
-           lead(CASE WHEN bytes < 0 THEN (start_ns, file_id, event_no) END)
-               OVER (PARTITION BY run_id, rank, device_type, device_id, address
-                     ORDER BY start_ns, file_id, event_no) AS freed
-    FROM picked
-),
 peaks AS (
     SELECT run_id, rank, device_type, device_id, iteration,
            max(allocated) AS peak,
-           arg_max((start_ns, file_id, event_no), (allocated, -start_ns)) AS at
+           arg_max({'file_id': file_id, 'event_no': event_no},
+                   (allocated, -start_ns, -event_no)) AS peak_at
     FROM picked
     WHERE iteration IS NOT NULL
       AND (getvariable('iteration_from') IS NULL
@@ -42,21 +35,32 @@ peaks AS (
            OR iteration <= CAST(getvariable('iteration_to') AS INTEGER))
     GROUP BY ALL
 ),
+-- made at or before the peak event of its file and device, and not freed by then
 live AS (
     SELECT p.run_id, p.rank, p.device_type, p.device_id, p.iteration, p.peak,
            a.tid, a.start_ns, a.bytes
     FROM peaks p
-    JOIN paired a ON a.run_id = p.run_id AND a.rank = p.rank
-     AND a.device_type = p.device_type AND a.device_id IS NOT DISTINCT FROM p.device_id
-     AND a.bytes > 0 AND (a.start_ns, a.file_id, a.event_no) <= p.at
-     AND (a.freed IS NULL OR a.freed > p.at)
+    JOIN picked a ON a.file_id = p.peak_at.file_id AND a.bytes > 0
+     AND a.device_type = p.device_type AND a.device_id = p.device_id
+     AND a.event_no <= p.peak_at.event_no
+     AND coalesce(a.freed_no, 9223372036854775807) > p.peak_at.event_no
 ),
--- the innermost CPU op on the allocation's thread: the latest-starting one that holds it
-made_by AS (
-    SELECT l.*, (SELECT arg_max(c.name, c.start_ns) FROM cpu_ops c
-                 WHERE c.run_id = l.run_id AND c.rank = l.rank AND c.tid = l.tid
-                   AND c.start_ns <= l.start_ns AND c.end_ns >= l.start_ns) AS op
+-- the innermost CPU op on the allocation's thread: the latest-starting op that started at or
+-- before it, when that op still runs (ops nest); else, rarely, the latest-starting one holding it
+latest AS (
+    SELECT l.*, c.name AS latest_op, c.end_ns >= l.start_ns AS holds
     FROM live l
+    ASOF LEFT JOIN (SELECT run_id, rank, tid, start_ns, end_ns, name FROM cpu_ops) c
+      ON c.run_id = l.run_id AND c.rank = l.rank AND c.tid = l.tid AND c.start_ns <= l.start_ns
+),
+made_by AS (
+    SELECT * EXCLUDE (latest_op, holds), latest_op AS op FROM latest WHERE holds
+    UNION ALL
+    SELECT l.* EXCLUDE (latest_op, holds),
+           (SELECT arg_max(c.name, c.start_ns) FROM cpu_ops c
+            WHERE c.run_id = l.run_id AND c.rank = l.rank AND c.tid = l.tid
+              AND c.start_ns <= l.start_ns AND c.end_ns >= l.start_ns) AS op
+    FROM latest l WHERE holds IS NOT TRUE
 ),
 by_op AS (
     SELECT run_id, rank, device_type, device_id, iteration, any_value(peak) AS peak, op,

@@ -28,9 +28,9 @@ WITH picked AS (
 peaks AS (
     SELECT run_id, rank, device_type, device_id, iteration,
            max(allocated) AS peak_allocated,
-           arg_max(start_ns, (allocated, -start_ns)) AS peak_ns,
-           arg_max(reserved, (allocated, -start_ns)) AS reserved_at_peak,
-           arg_max(tid, (allocated, -start_ns)) AS tid,
+           -- the first event reaching the peak
+           arg_max({'ns': start_ns, 'reserved': reserved, 'tid': tid},
+                   (allocated, -start_ns, -event_no)) AS peak_at,
            max(reserved) AS peak_reserved,
            CAST(count_if(bytes > 0) AS BIGINT) AS allocations,
            CAST(count_if(bytes < 0) AS BIGINT) AS frees,
@@ -39,11 +39,12 @@ peaks AS (
     FROM picked
     GROUP BY ALL
 )
-SELECT p.run_id, p.rank, p.device_type, p.device_id, p.iteration, p.peak_allocated, p.peak_ns,
-       p.reserved_at_peak, p.reserved_at_peak - p.peak_allocated AS fragmentation,
+SELECT p.run_id, p.rank, p.device_type, p.device_id, p.iteration, p.peak_allocated,
+       p.peak_at.ns AS peak_ns, p.peak_at.reserved AS reserved_at_peak,
+       p.peak_at.reserved - p.peak_allocated AS fragmentation,
        p.peak_reserved, p.allocations, p.frees, p.unpaired, p.derived,
        (SELECT arg_max(c.name, c.start_ns) FROM cpu_ops c
-        WHERE c.run_id = p.run_id AND c.rank = p.rank AND c.tid = p.tid
-          AND c.start_ns <= p.peak_ns AND c.end_ns >= p.peak_ns) AS op_at_peak
+        WHERE c.run_id = p.run_id AND c.rank = p.rank AND c.tid = p.peak_at.tid
+          AND c.start_ns <= p.peak_at.ns AND c.end_ns >= p.peak_at.ns) AS op_at_peak
 FROM peaks p
 ORDER BY p.run_id, p.rank, p.device_type, p.device_id, p.iteration NULLS FIRST;

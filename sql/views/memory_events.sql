@@ -1,27 +1,12 @@
--- Allocator events, one row per allocation (bytes > 0) or free (bytes < 0) on a device, in time
--- order per (run, rank, device). allocated / reserved are the totals after the event: the
--- source's own where it gives them (derived = false), else a running sum of bytes (derived =
--- true). A trace starts with memory already allocated, so a running sum can dip below zero when
--- that memory is freed: it is raised by its lowest dip, the least the device must have held at
--- the start, and so is never negative.
+-- Allocator events (Kineto [memory]), one row per allocation (bytes > 0) or free (bytes < 0),
+-- numbered in time order per source file and device (event_no). allocated / reserved are the
+-- totals after the event: the source's own (derived = false), else a running sum of bytes raised
+-- by its lowest dip, the least the device held when the trace began (derived = true; never
+-- negative). freed_no: the event_no of an allocation's free (NULL: not freed in the trace).
 -- unpaired: a free whose address was not allocated before it in the trace (its allocation
--- predates the trace), or an allocation never freed in the trace (the trace was cut, or the
--- memory was still live); NULL without addresses (PyTorch before 1.10).
+-- predates the trace), or an allocation the trace never frees (cut, or still live); NULL
+-- without addresses (PyTorch before 1.10). Worked out at ingest: sql/ingest/memory_totals.sql.
 CREATE OR REPLACE VIEW memory_events AS
-WITH ordered AS (
-    SELECT *,
-           sum(bytes) OVER (PARTITION BY run_id, rank, device_type, device_id
-                            ORDER BY start_ns, file_id, event_no
-                            ROWS UNBOUNDED PRECEDING) AS running_bytes,
-           CASE WHEN address IS NOT NULL THEN
-               CASE WHEN bytes < 0
-                    THEN lag(bytes) OVER by_address IS DISTINCT FROM -bytes
-                    ELSE lead(bytes) OVER by_address IS DISTINCT FROM -bytes END
-           END AS unpaired
-    FROM store.memory_events
-    WINDOW by_address AS (PARTITION BY run_id, rank, device_type, device_id, address
-                          ORDER BY start_ns, file_id, event_no)
-)
 SELECT
     run_id,
     rank,
@@ -34,11 +19,10 @@ SELECT
     device_id,
     address,
     bytes,
-    coalesce(total_allocated,
-             CAST(running_bytes - least(0, min(running_bytes) OVER (
-                 PARTITION BY run_id, rank, device_type, device_id)) AS BIGINT)) AS allocated,
-    total_reserved AS reserved,
-    total_allocated IS NULL AS derived,
+    allocated,
+    reserved,
+    derived,
+    freed_no,
     unpaired,
     iteration
-FROM ordered;
+FROM store.memory_events;

@@ -494,6 +494,9 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
     try:
         for script in sorted(folder.glob("[0-9][0-9]_*.sql")):
             run_script(con, script)
+        # allocator events: totals and pairing, shared with nsys (60_memory.sql stages them)
+        run_script(con, folder.parent / "memory_totals.sql")
+        con.execute("ALTER TABLE _staged_memory_events RENAME TO _kineto_memory_events")
         origin = first_row(con, "SELECT min(m) FROM (" + " UNION ALL ".join(
             f"SELECT min(start_ns) AS m FROM _kineto_{t}" for t in
             ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]
