@@ -6,7 +6,7 @@ does): --ranks ranks, one GPU each, alternating an allocation and the free
 of the allocation made 100 events earlier (about 100 live at any time), every 1 µs, no totals
 in the source (the view derives them: the heavier path), --iterations steps per rank, and a
 CPU op around every 10 events on the same thread. Built once in bench/out/ (git-ignored).
-Then each memory metric runs with its default parameters, best of --repeat runs.
+Then each memory metric runs (memory_timeline in 1000 bins), best of --repeat runs.
 
     python bench/memory_metrics.py [--events 10000000] [--ranks 8] [--iterations 20]
                                    [--repeat 3] [--target 2.0]
@@ -24,7 +24,8 @@ from tracewh.resources import sql_dir
 from tracewh.sqlscript import run_script
 
 HERE = Path(__file__).resolve().parent
-METRICS = ("memory_peaks", "memory_at_peak")
+# each with its usual call: a timeline of 10 M points is for export, not a plot
+METRICS = {"memory_peaks": {}, "memory_at_peak": {}, "memory_timeline": {"bins": "1000"}}
 BASE_NS = 1_700_000_000_000_000_000
 
 # one rank's events as a decoder stages them; sql/ingest/memory_totals.sql does the rest
@@ -82,11 +83,11 @@ def main() -> None:
     stored = con.execute("SELECT count(*) FROM memory_events").fetchone()[0]
     print(f"{path}: {stored:,} memory events")
     slow = []
-    for name in METRICS:
+    for name, params in METRICS.items():
         best = float("inf")
         for _ in range(args.repeat):
             started = time.perf_counter()
-            rows = run_metric(con, find_metric(name)).num_rows
+            rows = run_metric(con, find_metric(name), params).num_rows
             best = min(best, time.perf_counter() - started)
         print(f"{name:<20} {best:7.2f} s {rows:>8,} rows")
         if best > args.target:

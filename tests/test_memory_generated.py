@@ -61,3 +61,12 @@ def test_at_peak_by_hand(con):
            for r in run_metric(con, find_metric("memory_at_peak")).to_pylist()]
     assert got == [(1, None, 300, 1), (1, "aten::zeros", 200, 1),
                    (2, "aten::empty", 1000, 1), (2, None, 50, 1)]  # A3: made at 40 us
+
+
+def test_timeline_bins_keep_the_peak(con):
+    # span 5 .. 130 us in two bins of 62.5 us: events 5-40 (peak 500), then 110-130 (peak 1050)
+    got = [(r["ts_ns"] - BASE, r["allocated"], r["iteration"])
+           for r in run_metric(con, find_metric("memory_timeline"), {"bins": "2"}).to_pylist()]
+    assert got == [(5 * US, 500, 1), (67_500, 1050, 2)]
+    every = run_metric(con, find_metric("memory_timeline")).to_pylist()
+    assert [r["allocated"] for r in every] == [0, 300, 500, 200, 250, 50, 1050, 1000]
