@@ -10,6 +10,7 @@ DELETE FROM store.gpu_syncs WHERE file_id = getvariable('file_id');
 DELETE FROM store.python_frames WHERE file_id = getvariable('file_id');
 DELETE FROM store.os_calls WHERE file_id = getvariable('file_id');
 DELETE FROM store.devices WHERE file_id = getvariable('file_id');
+DELETE FROM store.memory_events WHERE file_id = getvariable('file_id');
 DELETE FROM store.samples WHERE file_id = getvariable('file_id');
 DELETE FROM store.log_values WHERE file_id = getvariable('file_id');
 DELETE FROM store.run_params WHERE file_id = getvariable('file_id');

@@ -9,5 +9,6 @@ SELECT (SELECT count(*) FROM store.kernels WHERE file_id = getvariable('file_id'
      + (SELECT count(*) FROM store.gpu_syncs WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.python_frames WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.os_calls WHERE file_id = getvariable('file_id'))
+     + (SELECT count(*) FROM store.memory_events WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.samples WHERE file_id = getvariable('file_id'))
      + (SELECT count(*) FROM store.log_values WHERE file_id = getvariable('file_id'));

@@ -24,6 +24,7 @@ SELECT name, cat, pid, tid, tid_text, args,
            -- Kineto clamps events from before the base time to ts = 0 (and dur 0): no real time
            -- left. Kept as rows (they hold their place in event_no), never read.
            WHEN getvariable('base_ns') IS NOT NULL AND ts = 0 THEN 'clamped'
+           WHEN name = '[memory]' THEN 'memory'
            WHEN cat IN ('kernel', 'Kernel') THEN 'kernel'
            WHEN cat IN ('gpu_memcpy', 'Memcpy') THEN 'memcpy'
            WHEN cat IN ('gpu_memset', 'Memset') THEN 'memset'
@@ -40,7 +41,7 @@ SELECT name, cat, pid, tid, tid_text, args,
            ELSE 'other'
        -- a one-byte code, not a string, in every later scan and filter
        END AS ENUM('clamped', 'kernel', 'memcpy', 'memset', 'runtime', 'driver', 'annotation',
-                   'cpu_op', 'gpu_annotation', 'sync', 'python', 'other')) AS kind
+                   'cpu_op', 'gpu_annotation', 'sync', 'python', 'memory', 'other')) AS kind
 FROM _kineto_events;
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.

@@ -15,6 +15,7 @@ SELECT cat, name,
 FROM read_json(getvariable('events_file'), format = 'array', maximum_object_size = 4194304,
                columns = {ph: 'VARCHAR', cat: 'VARCHAR', name: 'VARCHAR', pid: 'VARCHAR',
                           tid: 'VARCHAR', ts: 'DOUBLE', dur: 'DOUBLE', args: 'JSON'})
-WHERE NOT list_contains(getvariable('skipped_phases'), ph)
+-- instant events are skipped except the allocator's [memory] events (60_memory.sql)
+WHERE (NOT list_contains(getvariable('skipped_phases'), ph) OR name = '[memory]')
   AND NOT list_contains(getvariable('skipped_categories'), coalesce(cat, ''))
   AND ts IS NOT NULL;

@@ -46,3 +46,7 @@ SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
 INSERT INTO store.devices BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, * FROM _kineto_devices;
+
+INSERT INTO store.memory_events BY NAME
+SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
+       getvariable('file_id') AS file_id, * FROM _kineto_memory_events;

@@ -76,6 +76,7 @@ core; ``gzip=True`` takes about twice as long), memory bounded by one iteration 
 from __future__ import annotations
 
 import gzip as gzip_module
+import json
 import os
 import random
 import shutil
@@ -1091,3 +1092,41 @@ def _overlap(many: list[tuple[int, int]], few: list[tuple[int, int]]) -> int:
 
 __all__ = ["KinetoJobSpec", "KinetoTruth", "KernelTruth", "MemOpTruth", "NcclOpTruth", "AnnotationTruth",
            "generate_kineto_job"]
+
+
+# --------------------------------------------------------------------------------------------
+# Allocator events: a small trace of [memory] instant events written as given
+
+
+class MemoryEvent(NamedTuple):
+    ts_ns: int                         # relative to base_ns
+    bytes: int                         # > 0 allocation, < 0 free
+    address: int | None = None         # None: PyTorch before 1.10 wrote no Addr
+    device_id: int = 0                 # -1: host memory (Device Type 0)
+    total_allocated: int | None = None
+    total_reserved: int | None = None
+
+
+def write_memory_trace(path: str | Path, events: list[MemoryEvent],
+                       steps: list[tuple[int, int, int]], ops: list[tuple[str, int, int]] = (),
+                       base_ns: int = 1_700_000_000_000_000_000, pid: int = 4242) -> Path:
+    """A Kineto trace holding ProfilerStep#N ranges (number, start, end), cpu_ops (name, start,
+    end) and the allocator's [memory] events as profile_memory=True writes them (cat
+    cpu_instant_event, ph i, args as in PyTorch 2.x), every time relative to base_ns."""
+    def span(cat, name, start, end):
+        return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": pid,
+                "ts": float(_fmt_ts(start)), "dur": float(_fmt_ts(end - start)), "args": {}}
+
+    trace = [span("user_annotation", f"ProfilerStep#{n}", s, e) for n, s, e in steps]
+    trace += [span("cpu_op", name, s, e) for name, s, e in ops]
+    for no, m in enumerate(events):
+        args = {"Total Reserved": m.total_reserved, "Total Allocated": m.total_allocated,
+                "Bytes": m.bytes, "Addr": m.address, "Device Id": m.device_id,
+                "Device Type": 0 if m.device_id < 0 else 1, "Ev Idx": no}
+        trace.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+                      "pid": pid, "tid": pid, "ts": float(_fmt_ts(m.ts_ns)),
+                      "args": {k: v for k, v in args.items() if v is not None}})
+    path = Path(path)
+    path.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [],
+                                "baseTimeNanoseconds": base_ns, "traceEvents": trace}))
+    return path

@@ -449,7 +449,7 @@ def _as_int(value: Id) -> int | None:
 def _to_batch(events: list[Event], exact: bool) -> pa.RecordBatch:
     """Events that become warehouse rows, as Arrow columns."""
     kept = [e for e in events
-            if e.ph not in _SKIPPED_PHASES and e.cat not in _SKIPPED_CATEGORIES and e.ts is not None]
+            if (e.ph not in _SKIPPED_PHASES or e.name == "[memory]") and e.cat not in _SKIPPED_CATEGORIES and e.ts is not None]
     text_ts = [bytes(e.ts).decode() for e in kept] if exact else None
     columns = {
         "cat": [e.cat for e in kept],
@@ -492,7 +492,7 @@ def _metadata(trace: Trace, repairs: list[str]) -> dict:
 # Staging (on the file's own cursor, in a decoding thread) and writing (by the writer).
 
 STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
-                 "gpu_syncs", "python_frames", "ranks", "devices")
+                 "gpu_syncs", "python_frames", "ranks", "devices", "memory_events")
 _SQL = ("ingest", "kineto")
 # what the staged view _kineto_cpu_ops reads (20_host.sql says why it is a view)
 _STAGED_VIEW_SOURCES = {"_ev", "_ev_rows", "_ev_iteration"}
@@ -555,6 +555,9 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
     try:
         for script in sorted(folder.glob("[0-9][0-9]_*.sql")):
             run_script(con, script)
+        # allocator events: totals and pairing, shared with nsys (60_memory.sql stages them)
+        run_script(con, folder.parent / "memory_totals.sql")
+        con.execute("ALTER TABLE _staged_memory_events RENAME TO _kineto_memory_events")
         origin = first_row(con, "SELECT min(m) FROM (" + " UNION ALL ".join(
             f"SELECT min(start_ns) AS m FROM _kineto_{t}" for t in
             ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]

@@ -1,0 +1,100 @@
+"""Benchmark: the memory metrics on a warehouse holding 10 million allocator events.
+
+The events are written straight into store.memory_events by SQL (what is measured is the
+metrics, not the decoder; sql/ingest/memory_totals.sql works out totals and pairs as ingest
+does): --ranks ranks, one GPU each, alternating an allocation and the free
+of the allocation made 100 events earlier (about 100 live at any time), every 1 µs, no totals
+in the source (the view derives them: the heavier path), --iterations steps per rank, and a
+CPU op around every 10 events on the same thread. Built once in bench/out/ (git-ignored).
+Then each memory metric runs (memory_timeline in 1000 bins), best of --repeat runs.
+
+    python bench/memory_metrics.py [--events 10000000] [--ranks 8] [--iterations 20]
+                                   [--repeat 3] [--target 2.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import tracewh
+from tracewh.metrics import find_metric, run_metric
+from tracewh.resources import sql_dir
+from tracewh.sqlscript import run_script
+
+HERE = Path(__file__).resolve().parent
+# each with its usual call: a timeline of 10 M points is for export, not a plot
+METRICS = {"memory_peaks": {}, "memory_at_peak": {}, "memory_timeline": {"bins": "1000"}}
+BASE_NS = 1_700_000_000_000_000_000
+
+# one rank's events as a decoder stages them; sql/ingest/memory_totals.sql does the rest
+RAW = """
+CREATE OR REPLACE TEMP TABLE _memory_raw AS
+SELECT i AS order_no, 1 AS pid, 1 AS tid, $base + i * 1000 AS start_ns, 'GPU' AS device_type,
+       0 AS device_id,
+       CASE WHEN i % 2 = 0 THEN i // 2 ELSE i // 2 - 100 END AS address,
+       CASE WHEN i % 2 = 0 THEN 1024 * ((i // 2) % 97 + 1)
+            ELSE -1024 * ((i // 2 - 100) % 97 + 1) END AS bytes,
+       NULL::BIGINT AS total_allocated, NULL::BIGINT AS total_reserved,
+       CAST((i * $iterations) // $per_rank AS INTEGER) AS iteration
+FROM range($per_rank) s(i)
+WHERE i % 2 = 0 OR i // 2 >= 100
+"""
+STORE = """
+INSERT INTO store.memory_events BY NAME
+SELECT 'bench' AS run_id, $rank AS rank, $rank AS file_id, * FROM _staged_memory_events
+"""
+OPS = """
+INSERT INTO store.cpu_ops (run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration)
+SELECT 'bench', r, r, 1, 1, $base + j * 10000 - 500, $base + j * 10000 + 9500,
+       'aten::op' || (j % 50), (j * 10 * $iterations) // $per_rank
+FROM range($ranks) t(r), range($per_rank // 10) s(j)
+"""
+
+
+def warehouse(path: Path, events: int, ranks: int, iterations: int) -> Path:
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = tracewh.connect(path)
+    per_rank = events // ranks
+    for rank in range(ranks):
+        con.execute(RAW, {"base": BASE_NS, "per_rank": per_rank, "iterations": iterations})
+        run_script(con, sql_dir() / "ingest" / "memory_totals.sql")
+        con.execute(STORE, {"rank": rank})
+    con.execute(OPS, {"base": BASE_NS, "ranks": ranks, "per_rank": per_rank,
+                      "iterations": iterations})
+    con.close()
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--ranks", type=int, default=8)
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--target", type=float, default=2.0)
+    args = parser.parse_args()
+    path = warehouse(HERE / "out" / f"memory-{args.events}-{args.ranks}-{args.iterations}.duckdb",
+                     args.events, args.ranks, args.iterations)
+    con = tracewh.connect(path, read_only=True)
+    stored = con.execute("SELECT count(*) FROM memory_events").fetchone()[0]
+    print(f"{path}: {stored:,} memory events")
+    slow = []
+    for name, params in METRICS.items():
+        best = float("inf")
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            rows = run_metric(con, find_metric(name), params).num_rows
+            best = min(best, time.perf_counter() - started)
+        print(f"{name:<20} {best:7.2f} s {rows:>8,} rows")
+        if best > args.target:
+            slow.append(name)
+    if slow:
+        raise SystemExit(f"over {args.target} s: {', '.join(slow)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+-- metric: memory_timeline
+-- version: 1
+-- summary: Allocated and reserved memory per rank and device over time, at every change or the highest per time bin, with the iteration and phase of each point
+-- unit: bytes
+-- grain: run_id, rank, device_type, device_id, ts_ns
+-- params: run (text, optional), rank (int, optional), bins (int, default 0), phases (text, optional)
+-- uses: memory_events, nvtx_ranges, scope
+-- see: memory_events; torch.cuda.memory_allocated; nvtx_phases
+--
+-- From memory_events (allocator events). bins = 0: one point per event (the totals after it).
+-- bins > 0: each device's time span cut into that many equal bins, one point per bin that has
+-- events, at the bin's start, with the highest allocated and reserved in it (the peak is never
+-- lost between points). phase: the innermost range named by `phases` (a regular expression, as in
+-- memory_by_phase) running on the rank at the point, when there is one; iteration: the step
+-- holding the point (bins: of the bin's highest point).
+-- Shell: SET VARIABLE bins = 200; .read sql/metrics/memory_timeline.sql
+WITH picked AS (
+    SELECT run_id, rank, device_type, device_id, start_ns, allocated, reserved, derived, iteration
+    FROM memory_events
+    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+),
+spans AS (
+    SELECT run_id, rank, device_type, device_id, min(start_ns) AS first_ns,
+           greatest(max(start_ns) - min(start_ns), 1) AS span_ns
+    FROM picked GROUP BY ALL
+),
+points AS (
+    SELECT p.run_id, p.rank, p.device_type, p.device_id, p.start_ns AS ts_ns, p.allocated,
+           p.reserved, p.derived, p.iteration
+    FROM picked p
+    WHERE coalesce(CAST(getvariable('bins') AS INTEGER), 0) <= 0
+    UNION ALL
+    SELECT run_id, rank, device_type, device_id, first_ns + bin * span_ns // n AS ts_ns,
+           max(allocated), max(reserved), bool_or(derived), arg_max(iteration, allocated)
+    FROM (SELECT p.*, s.first_ns, s.span_ns, b.n,
+                 least((p.start_ns - s.first_ns) * b.n // s.span_ns, b.n - 1) AS bin
+          FROM picked p
+          JOIN spans s USING (run_id, rank, device_type, device_id)
+          CROSS JOIN (SELECT CAST(getvariable('bins') AS BIGINT) AS n) b
+          WHERE b.n > 0)
+    GROUP BY run_id, rank, device_type, device_id, first_ns, span_ns, n, bin
+),
+phases AS (
+    SELECT run_id, rank, name AS phase, start_ns, end_ns
+    FROM nvtx_ranges
+    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
+      AND regexp_matches(coalesce(name, ''),
+              coalesce(CAST(getvariable('phases') AS VARCHAR),
+                       '(^|[.:])(forward|backward|optimizer|optimizer_step|_take_model_step|step)$'))
+)
+SELECT t.run_id, t.rank, t.device_type, t.device_id, t.ts_ns, t.allocated, t.reserved,
+       t.reserved - t.allocated AS fragmentation, t.derived, t.iteration,
+       CASE WHEN f.end_ns >= t.ts_ns THEN f.phase END AS phase
+FROM points t
+ASOF LEFT JOIN phases f ON f.run_id = t.run_id AND f.rank = t.rank AND f.start_ns <= t.ts_ns
+ORDER BY t.run_id, t.rank, t.device_type, t.device_id, t.ts_ns;
