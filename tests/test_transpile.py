@@ -15,6 +15,7 @@ from sqlglot import exp
 from typer.testing import CliRunner
 
 import tracewh
+from tracewh.generate.kineto import MemoryEvent, write_memory_trace
 from tracewh.cli import app
 from tracewh.metrics import bind_values, find_metric, list_metrics, run_metric
 from tracewh.transpile import (
@@ -112,6 +113,18 @@ def build_warehouse(folder: Path) -> Path:
             f"TFLOPs: {40 * tp + step} |\n" for step in range(1, 5)))
     result = runner.invoke(app, ["ingest", "--quiet", "--db", str(db), "--log", str(logs),
                                  "--name-template", "gpt-tp{tp}"])
+    assert result.exit_code == 0, result.stderr
+    # allocator events (profile_memory=True) of a 2-step job: memory_events and its metrics
+    ms = 1_000_000
+    (folder / "memory_job").mkdir()
+    memory = write_memory_trace(folder / "memory_job" / "rank0.json", [
+        MemoryEvent(2 * ms, 4096, 0x10, 0, 4096, 8192), MemoryEvent(3 * ms, 8192, 0x20, 0, 12288, 16384),
+        MemoryEvent(4 * ms, -4096, 0x10, 0, 8192, 16384), MemoryEvent(12 * ms, 2048, 0x30, 0, 10240, 16384),
+        MemoryEvent(14 * ms, -8192, 0x20, 0, 2048, 16384)],
+        steps=[(1, 1 * ms, 10 * ms), (2, 10 * ms, 20 * ms)],
+        ops=[("aten::empty", 1_500_000, 3_500_000), ("aten::add", 11 * ms, 15 * ms)])
+    result = runner.invoke(app, ["ingest", "--quiet", "--db", str(db), str(memory),
+                                 "--run", "memory_job"])
     assert result.exit_code == 0, result.stderr
     return db
 

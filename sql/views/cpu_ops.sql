@@ -16,7 +16,7 @@ FROM store.cpu_ops;
 
 CREATE OR REPLACE VIEW cpu_ops AS
 WITH ops AS (
-    SELECT o.rowid AS op_id, o.*, n.depth, n.parent_id
+    SELECT o.rowid AS op_id, o.*, CAST(n.depth AS INTEGER) AS depth, n.parent_id
     FROM store.cpu_ops o LEFT JOIN range_nesting('_cpu_op_spans') n ON n.range_id = o.rowid
 ), children AS (
     -- the time of each op's children inside it
@@ -46,5 +46,5 @@ SELECT
     parent_id,        -- op_id of the innermost op open on the thread when it started
     -- time not inside a child: dur_ns minus its children's time within it (children that
     -- overlap each other count twice: never below 0)
-    greatest(end_ns - start_ns - coalesce(child_ns, 0), 0) AS self_ns
+    CAST(greatest(end_ns - start_ns - coalesce(child_ns, 0), 0) AS BIGINT) AS self_ns
 FROM ops LEFT JOIN children USING (op_id);

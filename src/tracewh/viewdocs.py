@@ -15,7 +15,8 @@ _VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(\w+)", re.I)
 def view_files() -> dict[str, Path]:
     """Public view name -> the file that defines it (files named `_*.sql` hold macros)."""
     return {name.lower(): path for path in sorted((sql_dir() / "views").glob("*.sql"))
-            if not path.name.startswith("_") for name in _VIEW.findall(path.read_text())}
+            if not path.name.startswith("_") for name in _VIEW.findall(path.read_text())
+            if not name.startswith("_")}  # a helper view beside the public one (_cpu_op_spans)
 
 
 def view_summary(path: Path) -> str:
