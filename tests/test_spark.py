@@ -41,6 +41,8 @@ def spark(lake):
 NOT_ON_SPARK: dict[str, str] = {  # name -> why it cannot run on Spark
     "op_efficiency": "Spark 4's optimizer rejects its plan (PLAN_VALIDATION_FAILED_RULE_IN_BATCH in "
                      "RemoveRedundantAliases); the per-op models it reads are the lake's perf_ops table",
+    "queue_length": "Spark 4's optimizer rejects its plan the same way (PLAN_VALIDATION_FAILED_RULE_IN_BATCH "
+                    "in RemoveRedundantAliases)",
 }
 
 
