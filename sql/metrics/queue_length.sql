@@ -62,7 +62,7 @@ WITH ops AS (
              CASE WHEN NOT coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false) THEN ts END,
              phase
 ), samples AS (
-    -- one streaming scan in sorted order (empty OVER (), as sql/views/_intervals.sql does:
+    -- one streaming scan in sorted order (empty OVER (), as sql/lib/intervals.sql does:
     -- partitioned running sums cost 3-4x): each stream's +1/-1 cancel before the next starts
     SELECT grp, ts,
            CAST(sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS BIGINT) AS len,
