@@ -48,12 +48,17 @@ def test_summary_numbers_are_the_metrics(sample_db):
     assert f"most idle: rank {idlest['rank']}, {float(idlest['idle_pct']):.1f}%" in lines["GPU"]
     assert "[temporal_breakdown v4]" in lines["GPU"]
 
-    whole = [r for r in metric(sample_db, "comm_comp_overlap") if r["rank"] == ""][0]
+    overlap = metric(sample_db, "comm_comp_overlap")
+    whole = [r for r in overlap if r["rank"] == ""][0]
+    least = min((r for r in overlap if r["rank"] != ""), key=lambda r: float(r["overlap_pct"]))
     assert f"{float(whole['overlap_pct']):.1f}% of communication hidden" in lines["Overlap"]
+    assert f"(least: rank {least['rank']}, {float(least['overlap_pct']):.1f}%)" in lines["Overlap"]
 
     waits = metric(sample_db, "straggler")
     late = [r for r in waits if r["is_straggler"] == "true"][0]
     assert lines["Straggler"].split(":")[0].endswith(f"rank {late['rank']}")
+    others = sum(int(r["total_wait_ns"]) for r in waits if r["rank"] != late["rank"])
+    assert f"the others waited {others / 1e6:.2f} ms for the last rank" in lines["Straggler"]
 
     per_kernel = defaultdict(int)
     for row in metric(sample_db, "gpu_kernel_summary"):

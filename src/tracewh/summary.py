@@ -81,24 +81,21 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
              f"{b['idlest_rank']}, {pct(b['idlest_pct'])})", cite))
 
     overlap, cite = _rows(con, "comm_comp_overlap", run=run_id)
-    whole = [r for r in overlap if r["rank"] is None]
-    if whole and whole[0]["comm_ns"]:
-        worst = min((r for r in overlap if r["rank"] is not None),
-                    key=lambda r: (r["overlap_pct"] if r["overlap_pct"] is not None else 101))
-        say(("Overlap", f"{pct(whole[0]['overlap_pct'])} of communication hidden under compute "
-             f"(least: rank {worst['rank']}, {pct(worst['overlap_pct'])})", cite))
+    o = _combined("overlap.sql", overlap=overlap)[0] if overlap else {}
+    if o.get("comm_ns"):
+        say(("Overlap", f"{pct(o['overlap_pct'])} of communication hidden under compute "
+             f"(least: rank {o['least_rank']}, {pct(o['least_pct'])})", cite))
     else:
         say(("Overlap", "no communication kernels", cite))
 
     waits, cite = _rows(con, "straggler", run=run_id)
-    late = [r for r in waits if r["is_straggler"]]
+    late = _combined("straggler.sql", waits=waits) if waits else []
     if late:
         r = late[0]
-        others = sum(w["total_wait_ns"] for w in waits if w["rank"] != r["rank"])
         say(("Straggler", f"rank {r['rank']}: last to arrive at {pct(r['arrived_last_pct'])} of "
-             f"{r['collectives']} collectives; the others waited {duration(others, Units.auto)} for "
-             f"the last rank; median start skew {duration(r['median_start_skew_ns'], Units.auto)}",
-             cite))
+             f"{r['collectives']} collectives; the others waited "
+             f"{duration(r['others_wait_ns'], Units.auto)} for the last rank; median start skew "
+             f"{duration(r['median_start_skew_ns'], Units.auto)}", cite))
         summary.next_steps.append(f"tracewh query straggler_ops --param run={run_id}")
     else:
         say(("Straggler", "no collective seen on two ranks or more", cite))
