@@ -3,8 +3,16 @@
 -- the warnings of its sources, and `note`: what looks wrong (ranks missing from the world
 -- size, or files whose captures do not overlap in time, so perhaps not one job). Read by
 -- `tracewh runs` and after `tracewh ingest`. Aggregates joined, not correlated subqueries:
--- `tracewh runs` should answer at once.
-WITH spans AS (  -- each file's first GPU op start and last end
+-- `tracewh runs` should answer at once. The runs and their counts are those of the `runs` view,
+-- read from store.* because that view's configuration columns (parallel_groups) cost more than
+-- the rest of this query.
+WITH counted AS (
+    SELECT r.run_id, coalesce(k.n, 0) AS world_size, coalesce(s.n, 0) AS sources
+    FROM store.runs r
+    LEFT JOIN (SELECT run_id, count(*) AS n FROM store.ranks GROUP BY run_id) k USING (run_id)
+    LEFT JOIN (SELECT run_id, count(*) AS n FROM store.sources GROUP BY run_id) s USING (run_id)
+),
+spans AS (  -- each file's first GPU op start and last end
     SELECT run_id, file_id, min(start_ns) AS start_ns, max(end_ns) AS end_ns
     FROM gpu_ops GROUP BY run_id, file_id
 ),
@@ -59,7 +67,7 @@ SELECT
         CASE WHEN a.files > 1 AND a.islands = a.files AND a.has_utc
              THEN format('{} files whose captures do not overlap in time ({} host(s), {} day(s))',
                          a.files, a.hosts, a.days) END), '') AS note
-FROM runs r
+FROM counted r
 LEFT JOIN apart a USING (run_id)
 LEFT JOIN warned w USING (run_id)
 LEFT JOIN per_rank k USING (run_id)

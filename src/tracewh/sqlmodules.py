@@ -20,10 +20,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.tokens import TokenType
-
 from .errors import TracewhError
 from .resources import sql_dir
 
@@ -98,6 +94,9 @@ def found_uses(text: str, modules: dict[str, Module], own: frozenset[str] = froz
     """The modules whose objects `text` reads, as sqlglot finds them: tables and table macros it
     selects from, macros it calls, types it casts to (statements sqlglot keeps as a Command are
     searched token by token). Objects in `own` (defined by the text itself) do not count."""
+    import sqlglot  # here, not at the top: opening a warehouse needs no parser (bench/startup.py)
+    from sqlglot import exp
+
     owner = {obj: m.name for m in modules.values() for obj in m.defines}
     names: set[str] = set()
     quiet = logging.getLogger("sqlglot")
@@ -130,6 +129,9 @@ def found_uses(text: str, modules: dict[str, Module], own: frozenset[str] = froz
 
 def _identifiers(sql: str) -> set[str]:
     """Names in `sql` that are not qualified (`store.memcpy` is a table, not the view)."""
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
     tokens = sqlglot.tokenize(sql, read="duckdb")
     return {token.text.lower() for before, token in zip([None, *tokens], tokens)
             if token.token_type in (TokenType.VAR, TokenType.IDENTIFIER)
@@ -201,6 +203,8 @@ def closure(uses: tuple[str, ...], modules: dict[str, Module]) -> list[str]:
 
 def code_sha256(text: str) -> str:
     """SHA-256 of the SQL's tokens: comments, spacing and line breaks do not count."""
+    import sqlglot
+
     tokens = sqlglot.tokenize(text, read="duckdb")
     return hashlib.sha256("\n".join(f"{t.token_type.name} {t.text}" for t in tokens)
                           .encode()).hexdigest()
