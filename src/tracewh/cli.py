@@ -15,11 +15,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
 
-from . import __version__
+from . import __version__, cliparams
 from .errors import TracewhError, storage_fault
 from .output import Format, Rows, Units, chosen_format, printable, write
 
 INTERRUPTED = "interrupted (Ctrl-C); nothing more was done"
+cliparams.install()  # plain values converted without importing pydantic
 
 
 class _OneLineErrors(typer.core.TyperGroup):
