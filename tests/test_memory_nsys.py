@@ -100,3 +100,46 @@ def test_at_peak_sums_to_the_peak(job):
         held[r["rank"], r["device_type"], r["iteration"]] += r["bytes"]
     assert held and all(held[k] == peaks[k] for k in held)
     assert sorted(k[2] for k in held if k[0] == 0 and k[1] == "GPU") == [1, 2, 3]
+
+
+def test_memory_by_phase_allocator_and_samples_side_by_side(job, tmp_path):
+    """Allocator totals per phase by hand (64 MiB of weights; forward allocates LAYERS x 8 MiB,
+    backward frees them, the optimizer allocates and frees 12 MiB), and a sampled series of the
+    same GPUs beside them."""
+    truth, con = job
+    gpu_memory = con.execute("SELECT max(total_memory) FROM devices").fetchone()[0]
+    phases = con.execute("""
+        SELECT n.rank, n.name, n.start_ns, n.end_ns FROM nvtx_ranges n
+        WHERE n.name IN ('forward', 'backward', 'optimizer') ORDER BY ALL""").fetchall()
+    # a monitor CSV: every 100 us on each rank's GPU, mem_free = a known function of time
+    hosts = dict(con.execute("SELECT rank, host FROM ranks").fetchall())
+    first, last = min(p[2] for p in phases) - 1_000_000, max(p[3] for p in phases)
+    times = range(first, last, 100_000)
+    lines = ["device_id,timestamp,host,mem_free"]
+    lines += [f"0,{ts},{hosts[rank]},{ts % 1000}" for ts in times for rank in hosts]
+    csv = tmp_path / "monitor.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    from tracewh.ingest import ingest_paths as ingest
+
+    assert [r.status for r in ingest(con, [], run="m", series=[csv],
+                                     series_options={"time_unit": "ns"})] == ["ingested"]
+    got = run_metric(con, find_metric("memory_by_phase"), {"measure": "%"}).to_pylist()
+    allocated = {(r["rank"], r["iteration"], r["phase"]): (r["min_value"], r["max_value"],
+                                                            r["value_at_start"], r["samples"])
+                 for r in got if r["measure"] == "allocated [B]"}
+    top = (64 + 8 * LAYERS) * MIB
+    for rank in truth.memory:
+        for n in (1, 2, 3):
+            assert allocated[rank, n, "forward"] == (72 * MIB, top, 64 * MIB, LAYERS)
+            assert allocated[rank, n, "backward"] == (64 * MIB, top - 8 * MIB, top, LAYERS)
+            assert allocated[rank, n, "optimizer"] == (64 * MIB, 76 * MIB, 64 * MIB, 2)
+    free = [r for r in got if r["measure"] == "free [B]" and r["phase"] == "forward"]
+    assert free and {r["min_value"] for r in free} == {gpu_memory - top}
+    sampled = [r for r in got if r["source"] == "samples"]
+    assert {r["measure"] for r in sampled} == {"mem_free"}
+    for r in sampled:  # recomputed from the CSV
+        inside = [ts % 1000 for ts in times if r["start_ns"] <= ts <= r["end_ns"]]
+        assert (r["samples"], r["min_value"], r["max_value"]) == \
+            (len(inside), min(inside, default=None), max(inside, default=None))
+    assert {r["source"] for r in got} == {"allocator", "samples"}
+    assert "reserved [B]" not in {r["measure"] for r in got}  # nsys gives no reserved total
