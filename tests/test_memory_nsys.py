@@ -102,6 +102,18 @@ def test_at_peak_sums_to_the_peak(job):
     assert sorted(k[2] for k in held if k[0] == 0 and k[1] == "GPU") == [1, 2, 3]
 
 
+def test_at_peak_names_the_nvtx_range_that_allocated(job):
+    """nsys has no CPU ops: the innermost NVTX range on the allocating thread is the op. At each
+    step's peak the activations (made inside 'forward', after the NCCL ranges there ended) and the
+    weights (made before any range) are live."""
+    _, con = job
+    got = [(r["iteration"], r["op"], r["module"], r["bytes"], r["allocations"])
+           for r in run_metric(con, find_metric("memory_at_peak"), {"rank": "1"}).to_pylist()
+           if r["device_type"] == "GPU"]
+    assert got == [row for n in (1, 2, 3) for row in
+                   ((n, None, None, 64 * MIB, 1), (n, "forward", None, 8 * LAYERS * MIB, LAYERS))]
+
+
 def test_memory_by_phase_allocator_and_samples_side_by_side(job, tmp_path):
     """Allocator totals per phase by hand (64 MiB of weights; forward allocates LAYERS x 8 MiB,
     backward frees them, the optimizer allocates and frees 12 MiB), and a sampled series of the

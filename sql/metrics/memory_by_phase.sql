@@ -41,8 +41,7 @@ pattern AS (
 ),
 sampled AS (
     -- each rank's samples: its GPU, on its host when both sides say which
-    SELECT k.run_id, k.rank, 'samples' AS source, s.metric AS measure, s.ts_ns,
-           CAST(s.value AS DOUBLE) AS value, CAST(NULL AS INTEGER) AS iteration
+    SELECT k.run_id, k.rank, s.metric AS measure, s.ts_ns, s.value
     FROM samples s
     JOIN ranks k ON k.run_id = s.run_id AND k.device_id = s.device_id
      AND (s.host IS NULL OR k.host IS NULL OR s.host = k.host)
@@ -52,65 +51,105 @@ device_memory AS (
     SELECT run_id, rank, device_id, max(total_memory) AS total_memory
     FROM devices WHERE rank IS NOT NULL GROUP BY ALL
 ),
-allocator_measures AS (
-    SELECT name FROM (VALUES ('allocated [B]'), ('reserved [B]'), ('free [B]')) t(name)
-    WHERE name ILIKE (SELECT measure FROM pattern)
-),
 allocator AS (
-    -- the rank's GPU: the one its kernels ran on (ranks.device_id), when it names one
-    SELECT m.run_id, m.rank, 'allocator' AS source, x.name AS measure, m.start_ns AS ts_ns,
-           CAST(CASE x.name WHEN 'allocated [B]' THEN m.allocated
-                            WHEN 'reserved [B]' THEN m.reserved
-                            ELSE d.total_memory - coalesce(m.reserved, m.allocated) END AS DOUBLE)
-               AS value,
-           m.iteration
+    -- the rank's GPU: the one its kernels ran on (ranks.device_id), when it names one; events
+    -- outside every step are told apart by whether they precede the rank's first step
+    SELECT m.run_id, m.rank, m.iteration, m.start_ns, m.event_no, m.allocated, m.reserved,
+           d.total_memory - coalesce(m.reserved, m.allocated) AS free,
+           coalesce(m.iteration, CASE WHEN m.start_ns < f.first_ns THEN -2147483648 END) AS segment
     FROM memory_events m
-    JOIN ranks k ON k.run_id = m.run_id AND k.rank = m.rank
-     AND (k.device_id IS NULL OR k.device_id = m.device_id)
+    LEFT JOIN ranks k ON k.run_id = m.run_id AND k.rank = m.rank
     LEFT JOIN device_memory d ON d.run_id = m.run_id AND d.rank = m.rank
      AND d.device_id = m.device_id
-    CROSS JOIN allocator_measures x
-    WHERE m.device_type = 'GPU'
+    LEFT JOIN (SELECT run_id, rank, min(start_ns) AS first_ns FROM iterations GROUP BY ALL) f
+      ON f.run_id = m.run_id AND f.rank = m.rank
+    WHERE m.device_type = 'GPU' AND (k.device_id IS NULL OR k.device_id = m.device_id)
       AND scope_match(m.run_id, m.rank, getvariable('run'), getvariable('rank'))
 ),
-allocator_values AS (
-    SELECT * FROM allocator WHERE value IS NOT NULL
+allocator_during AS (
+    -- 10 M events against every phase would be a range join per rank: matched within the
+    -- phase's iteration first. Those before the phase give the value at its start (the last
+    -- by event_no, the time order of a file's events on a device).
+    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns,
+           count(a.start_ns) FILTER (a.start_ns >= p.start_ns) AS samples,
+           min(a.allocated) FILTER (a.start_ns >= p.start_ns) AS min_allocated,
+           avg(a.allocated) FILTER (a.start_ns >= p.start_ns) AS mean_allocated,
+           max(a.allocated) FILTER (a.start_ns >= p.start_ns) AS max_allocated,
+           min(a.reserved) FILTER (a.start_ns >= p.start_ns) AS min_reserved,
+           avg(a.reserved) FILTER (a.start_ns >= p.start_ns) AS mean_reserved,
+           max(a.reserved) FILTER (a.start_ns >= p.start_ns) AS max_reserved,
+           min(a.free) FILTER (a.start_ns >= p.start_ns) AS min_free,
+           avg(a.free) FILTER (a.start_ns >= p.start_ns) AS mean_free,
+           max(a.free) FILTER (a.start_ns >= p.start_ns) AS max_free,
+           arg_max(a.allocated, a.event_no) FILTER (a.start_ns <= p.start_ns) AS allocated_at_start,
+           arg_max(a.reserved, a.event_no) FILTER (a.start_ns <= p.start_ns) AS reserved_at_start,
+           arg_max(a.free, a.event_no) FILTER (a.start_ns <= p.start_ns) AS free_at_start,
+           count(a.start_ns) FILTER (a.start_ns <= p.start_ns) AS before_start
+    FROM phases p
+    LEFT JOIN allocator a ON a.run_id = p.run_id AND a.rank = p.rank
+     AND a.iteration = p.iteration AND a.start_ns <= p.end_ns
+    GROUP BY ALL
 ),
-measures AS (
-    SELECT DISTINCT run_id, rank, source, measure FROM sampled
-    UNION
-    SELECT DISTINCT run_id, rank, source, measure FROM allocator_values
+-- the last event of each step (and of the time before the first step), for phases whose step
+-- has no event before them
+allocator_tails AS (
+    SELECT run_id, rank, max(start_ns) AS last_ns, arg_max(allocated, event_no) AS allocated,
+           arg_max(reserved, event_no) AS reserved, arg_max(free, event_no) AS free
+    FROM allocator WHERE segment IS NOT NULL
+    GROUP BY run_id, rank, segment
 ),
-during AS (
-    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns, m.source, m.measure,
+allocator_phases AS (
+    SELECT d.*,
+           CASE WHEN d.before_start > 0 THEN d.allocated_at_start ELSE t.allocated END
+               AS allocated_before,
+           CASE WHEN d.before_start > 0 THEN d.reserved_at_start ELSE t.reserved END
+               AS reserved_before,
+           CASE WHEN d.before_start > 0 THEN d.free_at_start ELSE t.free END AS free_before
+    FROM allocator_during d
+    ASOF LEFT JOIN allocator_tails t
+        ON t.run_id = d.run_id AND t.rank = d.rank AND d.start_ns >= t.last_ns
+),
+allocator_rows AS (
+    SELECT run_id, rank, iteration, phase, start_ns, end_ns, 'allocator' AS source,
+           x.measure, samples,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN min_allocated
+                WHEN 'reserved [B]' THEN min_reserved ELSE min_free END AS DOUBLE) AS min_value,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN mean_allocated
+                WHEN 'reserved [B]' THEN mean_reserved ELSE mean_free END AS DOUBLE) AS mean_value,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN max_allocated
+                WHEN 'reserved [B]' THEN max_reserved ELSE max_free END AS DOUBLE) AS max_value,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN allocated_before
+                WHEN 'reserved [B]' THEN reserved_before ELSE free_before END AS DOUBLE)
+               AS value_at_start
+    FROM allocator_phases
+    CROSS JOIN (SELECT measure FROM (VALUES ('allocated [B]'), ('reserved [B]'), ('free [B]')) t(measure)
+                WHERE measure ILIKE (SELECT measure FROM pattern)) x
+),
+sampled_measures AS (
+    SELECT DISTINCT run_id, rank, measure FROM sampled
+),
+sampled_during AS (
+    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns, m.measure,
            count(s.value) AS samples, min(s.value) AS min_value, avg(s.value) AS mean_value,
            max(s.value) AS max_value
     FROM phases p
-    JOIN measures m ON m.run_id = p.run_id AND m.rank = p.rank AND m.source = 'samples'
+    JOIN sampled_measures m ON m.run_id = p.run_id AND m.rank = p.rank
     LEFT JOIN sampled s ON s.run_id = p.run_id AND s.rank = p.rank AND s.measure = m.measure
      AND s.ts_ns >= p.start_ns AND s.ts_ns <= p.end_ns
     GROUP BY ALL
-    UNION ALL
-    -- allocator events are many: matched within the phase's iteration first
-    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns, m.source, m.measure,
-           count(a.value), min(a.value), avg(a.value), max(a.value)
-    FROM phases p
-    JOIN measures m ON m.run_id = p.run_id AND m.rank = p.rank AND m.source = 'allocator'
-    LEFT JOIN allocator_values a ON a.run_id = p.run_id AND a.rank = p.rank
-     AND a.iteration = p.iteration AND a.measure = m.measure
-     AND a.ts_ns >= p.start_ns AND a.ts_ns <= p.end_ns
-    GROUP BY ALL
 ),
-series AS (
-    SELECT run_id, rank, source, measure, ts_ns, value FROM sampled
+answers AS (
+    SELECT d.run_id, d.rank, d.iteration, d.phase, d.start_ns, d.end_ns, 'samples' AS source,
+           d.measure, d.samples, d.min_value, d.mean_value, d.max_value, b.value AS value_at_start
+    FROM sampled_during d
+    ASOF LEFT JOIN sampled b
+        ON b.run_id = d.run_id AND b.rank = d.rank AND b.measure = d.measure
+       AND d.start_ns >= b.ts_ns
     UNION ALL
-    SELECT run_id, rank, source, measure, ts_ns, value FROM allocator_values
+    -- a measure the source does not give (reserved from nsys, free without the device's size)
+    SELECT * FROM allocator_rows WHERE coalesce(max_value, value_at_start) IS NOT NULL
 )
-SELECT d.run_id, d.rank, d.iteration, d.phase, d.start_ns, d.end_ns,
-       d.end_ns - d.start_ns AS dur_ns, d.source, d.measure, d.samples, d.min_value,
-       d.mean_value, d.max_value, b.value AS value_at_start
-FROM during d
-ASOF LEFT JOIN series b
-    ON b.run_id = d.run_id AND b.rank = d.rank AND b.source = d.source
-   AND b.measure = d.measure AND d.start_ns >= b.ts_ns
+SELECT run_id, rank, iteration, phase, start_ns, end_ns, end_ns - start_ns AS dur_ns, source,
+       measure, samples, min_value, mean_value, max_value, value_at_start
+FROM answers d
 ORDER BY d.run_id, d.rank, d.iteration, d.start_ns, d.phase, d.source, d.measure;
