@@ -36,16 +36,14 @@ WITH phases AS (
                        '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
       AND scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
-pattern AS (
-    SELECT coalesce(CAST(getvariable('measure') AS VARCHAR), '%free%') AS measure
-),
 sampled AS (
     -- each rank's samples: its GPU, on its host when both sides say which
     SELECT k.run_id, k.rank, s.metric AS measure, s.ts_ns, s.value
     FROM samples s
     JOIN ranks k ON k.run_id = s.run_id AND k.device_id = s.device_id
      AND (s.host IS NULL OR k.host IS NULL OR s.host = k.host)
-    WHERE s.metric ILIKE (SELECT measure FROM pattern) AND s.value IS NOT NULL
+    WHERE s.metric ILIKE coalesce(CAST(getvariable('measure') AS VARCHAR), '%free%')
+      AND s.value IS NOT NULL
 ),
 device_memory AS (
     SELECT run_id, rank, device_id, max(total_memory) AS total_memory
@@ -98,6 +96,13 @@ allocator_tails AS (
     FROM allocator WHERE segment IS NOT NULL
     GROUP BY run_id, rank, segment
 ),
+tail_before AS (
+    SELECT d.run_id, d.rank, d.start_ns, arg_max(t.allocated, t.last_ns) AS allocated,
+           arg_max(t.reserved, t.last_ns) AS reserved, arg_max(t.free, t.last_ns) AS free
+    FROM (SELECT DISTINCT run_id, rank, start_ns FROM allocator_during) d
+    JOIN allocator_tails t ON t.run_id = d.run_id AND t.rank = d.rank AND t.last_ns <= d.start_ns
+    GROUP BY d.run_id, d.rank, d.start_ns
+),
 allocator_phases AS (
     SELECT d.*,
            CASE WHEN d.before_start > 0 THEN d.allocated_at_start ELSE t.allocated END
@@ -106,8 +111,8 @@ allocator_phases AS (
                AS reserved_before,
            CASE WHEN d.before_start > 0 THEN d.free_at_start ELSE t.free END AS free_before
     FROM allocator_during d
-    ASOF LEFT JOIN allocator_tails t
-        ON t.run_id = d.run_id AND t.rank = d.rank AND d.start_ns >= t.last_ns
+    LEFT JOIN tail_before t ON t.run_id = d.run_id AND t.rank = d.rank
+     AND t.start_ns = d.start_ns
 ),
 allocator_rows AS (
     SELECT run_id, rank, iteration, phase, start_ns, end_ns, 'allocator' AS source,
@@ -123,7 +128,7 @@ allocator_rows AS (
                AS value_at_start
     FROM allocator_phases
     CROSS JOIN (SELECT measure FROM (VALUES ('allocated [B]'), ('reserved [B]'), ('free [B]')) t(measure)
-                WHERE measure ILIKE (SELECT measure FROM pattern)) x
+                WHERE measure ILIKE coalesce(CAST(getvariable('measure') AS VARCHAR), '%free%')) x
 ),
 sampled_measures AS (
     SELECT DISTINCT run_id, rank, measure FROM sampled
