@@ -156,5 +156,6 @@ answers AS (
 )
 SELECT run_id, rank, iteration, phase, start_ns, end_ns, end_ns - start_ns AS dur_ns, source,
        measure, samples, min_value, mean_value, max_value, value_at_start
-FROM answers d
-ORDER BY d.run_id, d.rank, d.iteration, d.start_ns, d.phase, d.source, d.measure;
+FROM answers
+-- the output's own columns (Spark 4's optimizer rejects the plan ordered by the CTE's)
+ORDER BY run_id, rank, iteration, start_ns, phase, source, measure;

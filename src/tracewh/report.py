@@ -786,7 +786,9 @@ def fig_memory_timeline(ctx: _Context, item: Item, run: str):
     shown = ranks[:MEMORY_RANKS]
     fig = _figure(ctx.options)
     axes = fig.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0]
-    origin = min([r["ts_ns"] for r in points] or [r["start_ns"] for r in phases])
+    times = [r["ts_ns"] for r in points] or [t for r in phases for t in (r["start_ns"], r["end_ns"])]
+    origin = min(times)
+    div, unit = _time_unit(max(times) - origin)
     names = list(dict.fromkeys(r["phase"] for r in phases))
     colours = {name: PALETTE[(i + 2) % len(PALETTE)] for i, name in enumerate(names)}
     labelled = set()  # one legend entry per phase
@@ -794,18 +796,18 @@ def fig_memory_timeline(ctx: _Context, item: Item, run: str):
         spans = dict.fromkeys((r["phase"], r["start_ns"], r["end_ns"])
                               for r in phases if r["rank"] == rank)
         for phase, start, end in spans:
-            ax.axvspan((start - origin) / 1e9, (end - origin) / 1e9, color=colours[phase],
+            ax.axvspan((start - origin) / div, (end - origin) / div, color=colours[phase],
                        alpha=0.18, linewidth=0,
                        label=None if phase in labelled else _short(phase))
             labelled.add(phase)
         if points:
             _memory_lines(ax, [r for r in points if r["rank"] == rank],
-                          [r for r in peaks if r["rank"] == rank], origin)
+                          [r for r in peaks if r["rank"] == rank], origin, div)
         else:
             _sampled_steps(ax, [r for r in phases if r["rank"] == rank
-                                and r["source"] == "samples"], origin)
+                                and r["source"] == "samples"], origin, div)
         ax.set_ylabel(f"rank {rank}")
-    axes[-1].set_xlabel("time since the first point (s)")
+    axes[-1].set_xlabel(f"time since the first point ({unit})")
     _outside_legend(fig, axes[0])  # every panel draws the same entries
     what = "allocator events" if points else "sampled series"
     axes[0].set_title(f"{run}: GPU memory over time ({what})")
@@ -825,33 +827,33 @@ def fig_memory_timeline(ctx: _Context, item: Item, run: str):
     return fig
 
 
-def _memory_lines(ax, points: list[dict], peaks: list[dict], origin: int) -> None:
+def _memory_lines(ax, points: list[dict], peaks: list[dict], origin: int, div: float) -> None:
     from matplotlib.ticker import FuncFormatter
 
-    xs = [(r["ts_ns"] - origin) / 1e9 for r in points]
+    xs = [(r["ts_ns"] - origin) / div for r in points]
     ax.step(xs, [r["allocated"] for r in points], where="post", color=PALETTE[0],
             linewidth=0.9, label="allocated")
     if any(r["reserved"] is not None for r in points):
         ax.step(xs, [r["reserved"] for r in points], where="post", color=PALETTE[1],
                 linewidth=0.8, linestyle="--", label="reserved")
     if peaks:
-        ax.scatter([(r["peak_ns"] - origin) / 1e9 for r in peaks],
+        ax.scatter([(r["peak_ns"] - origin) / div for r in peaks],
                    [r["peak_allocated"] for r in peaks], marker="v", s=14, color=PALETTE[3],
                    zorder=3, label="step peak")
         top = max(peaks, key=lambda r: r["peak_allocated"])
         ax.annotate(_fmt_bytes(top["peak_allocated"]),
-                    ((top["peak_ns"] - origin) / 1e9, top["peak_allocated"]),
+                    ((top["peak_ns"] - origin) / div, top["peak_allocated"]),
                     textcoords="offset points", xytext=(3, 3), fontsize=6, color=PALETTE[3])
     ax.yaxis.set_major_formatter(FuncFormatter(_fmt_bytes))
     ax.set_ylim(bottom=0)
 
 
-def _sampled_steps(ax, rows: list[dict], origin: int) -> None:
+def _sampled_steps(ax, rows: list[dict], origin: int, div: float) -> None:
     measure = next((r["measure"] for r in rows if "free" in r["measure"].lower()),
                    rows[0]["measure"] if rows else None)
     rows = [r for r in rows if r["measure"] == measure and r["samples"]]
     for r in rows:
-        x = [(r["start_ns"] - origin) / 1e9, (r["end_ns"] - origin) / 1e9]
+        x = [(r["start_ns"] - origin) / div, (r["end_ns"] - origin) / div]
         ax.fill_between(x, r["min_value"], r["max_value"], color=PALETTE[0], alpha=0.3,
                         linewidth=0)
         ax.plot(x, [r["mean_value"]] * 2, color=PALETTE[0], linewidth=0.9)
@@ -865,8 +867,9 @@ def fig_memory_free(ctx: _Context, item: Item, run: str):
     rows = [r for r in _rows(ctx, item, "memory_by_phase", run=run)
             if r["min_value"] is not None]
     if not rows:
-        raise Skip("no free-memory measure during the phases: no allocator events on a GPU "
-                   "whose size is known, and no sampled series with 'free' in its name")
+        raise Skip("no free-memory measure during the phases (forward/backward/optimizer "
+                   "ranges): no allocator events on a GPU whose size is known, and no sampled "
+                   "series with 'free' in its name")
     sources = list(dict.fromkeys((r["source"], r["measure"]) for r in rows))
     last = max(r["iteration"] for r in rows)
     fig = _figure(ctx.options)
