@@ -28,7 +28,7 @@ from tracewh.sqlscript import run_script
 HERE = Path(__file__).resolve().parent
 # each with its usual call: a timeline of 10 M points is for export, not a plot
 METRICS = {"memory_peaks": {}, "memory_at_peak": {}, "memory_timeline": {"bins": "1000"},
-           "memory_by_phase": {}}
+           "memory_by_phase": {"measure": "%"}}  # the bench has no device size: no 'free [B]'
 BASE_NS = 1_700_000_000_000_000_000
 
 # one rank's events as a decoder stages them; sql/ingest/memory_totals.sql does the rest
