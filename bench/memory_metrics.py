@@ -4,9 +4,11 @@ The events are written straight into store.memory_events by SQL (what is measure
 metrics, not the decoder; sql/ingest/memory_totals.sql works out totals and pairs as ingest
 does): --ranks ranks, one GPU each, alternating an allocation and the free
 of the allocation made 100 events earlier (about 100 live at any time), every 1 µs, no totals
-in the source (the view derives them: the heavier path), --iterations steps per rank, and a
+in the source (the view derives them: the heavier path), --iterations steps per rank (each a
+ProfilerStep range cut in forward, backward and optimizer thirds, for memory_by_phase), and a
 CPU op around every 10 events on the same thread. Built once in bench/out/ (git-ignored).
-Then each memory metric runs (memory_timeline in 1000 bins), best of --repeat runs.
+Then each memory metric runs (memory_timeline in 1000 bins), best of --repeat runs, in wall and
+CPU seconds (the machine may be shared: CPU seconds and ratios of one run compare).
 
     python bench/memory_metrics.py [--events 10000000] [--ranks 8] [--iterations 20]
                                    [--repeat 3] [--target 2.0]
@@ -25,7 +27,8 @@ from tracewh.sqlscript import run_script
 
 HERE = Path(__file__).resolve().parent
 # each with its usual call: a timeline of 10 M points is for export, not a plot
-METRICS = {"memory_peaks": {}, "memory_at_peak": {}, "memory_timeline": {"bins": "1000"}}
+METRICS = {"memory_peaks": {}, "memory_at_peak": {}, "memory_timeline": {"bins": "1000"},
+           "memory_by_phase": {"measure": "%"}}  # the bench has no device size: no 'free [B]'
 BASE_NS = 1_700_000_000_000_000_000
 
 # one rank's events as a decoder stages them; sql/ingest/memory_totals.sql does the rest
@@ -52,6 +55,18 @@ SELECT 'bench', r, r, 1, 1, $base + j * 10000 - 500, $base + j * 10000 + 9500,
 FROM range($ranks) t(r), range($per_rank // 10) s(j)
 """
 
+# per rank and step: the ProfilerStep range and its forward, backward and optimizer thirds
+PHASES = """
+INSERT INTO store.nvtx_ranges BY NAME
+SELECT 'bench' AS run_id, r AS rank, r AS file_id, k * 4 + p AS range_id, 1 AS pid, 1 AS tid,
+       $base + k * $span + CASE p WHEN 0 THEN 0 ELSE (p - 1) * $span // 3 END AS start_ns,
+       $base + CASE p WHEN 0 THEN (k + 1) * $span ELSE k * $span + p * $span // 3 END AS end_ns,
+       CASE p WHEN 0 THEN 'ProfilerStep#' || k WHEN 1 THEN 'forward' WHEN 2 THEN 'backward'
+              ELSE 'optimizer' END AS name,
+       'push_pop' AS kind
+FROM range($ranks) t(r), range($iterations) s(k), range(4) q(p)
+"""
+
 
 def warehouse(path: Path, events: int, ranks: int, iterations: int) -> Path:
     if path.exists():
@@ -65,6 +80,8 @@ def warehouse(path: Path, events: int, ranks: int, iterations: int) -> Path:
         con.execute(STORE, {"rank": rank})
     con.execute(OPS, {"base": BASE_NS, "ranks": ranks, "per_rank": per_rank,
                       "iterations": iterations})
+    con.execute(PHASES, {"base": BASE_NS, "ranks": ranks, "iterations": iterations,
+                         "span": per_rank * 1000 // iterations})
     con.close()
     return path
 
@@ -77,19 +94,20 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--target", type=float, default=2.0)
     args = parser.parse_args()
-    path = warehouse(HERE / "out" / f"memory-{args.events}-{args.ranks}-{args.iterations}.duckdb",
+    path = warehouse(HERE / "out" / f"memory-{args.events}-{args.ranks}-{args.iterations}-phases.duckdb",
                      args.events, args.ranks, args.iterations)
     con = tracewh.connect(path, read_only=True)
     stored = con.execute("SELECT count(*) FROM memory_events").fetchone()[0]
     print(f"{path}: {stored:,} memory events")
     slow = []
     for name, params in METRICS.items():
-        best = float("inf")
+        best = cpu = float("inf")
         for _ in range(args.repeat):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             rows = run_metric(con, find_metric(name), params).num_rows
             best = min(best, time.perf_counter() - started)
-        print(f"{name:<20} {best:7.2f} s {rows:>8,} rows")
+            cpu = min(cpu, time.process_time() - cpu_started)
+        print(f"{name:<20} {best:7.2f} s {cpu:7.2f} s CPU {rows:>8,} rows")
         if best > args.target:
             slow.append(name)
     if slow:

@@ -101,13 +101,19 @@ def test_memory_at_peak_sums_to_the_peak(warehouse, shared_data, trace):
     peaks = {(r["device_type"], r["device_id"], r["iteration"]): r["peak_allocated"]
              for r in run_metric(warehouse, find_metric("memory_peaks"), {"run": trace}).to_pylist()
              if not r["derived"] and r["iteration"] is not None}
-    total, made_in_trace = defaultdict(int), defaultdict(int)
+    total, made_in_trace, modules = defaultdict(int), defaultdict(int), set()
     for r in run_metric(warehouse, find_metric("memory_at_peak"), {"run": trace}).to_pylist():
         key = (r["device_type"], r["device_id"], r["iteration"])
         assert r["bytes"] > 0, r
         total[key] += r["bytes"]
         if r["op"] != "(before the trace)":
             made_in_trace[key] += r["bytes"]
+        modules.add(r["module"])
     assert {k: v for k, v in total.items() if k in peaks} == peaks
     assert {k: v for k, v in made_in_trace.items() if k in peaks} == \
         {k: v for k, v in live_at_peaks(shared_data / "kineto" / trace).items() if v and k in peaks}
+    # modules: nn.Module frames of the trace (with_stack=True), named without their prefix
+    frames = {name.removeprefix("nn.Module: ") for (name,) in warehouse.execute(
+        "SELECT DISTINCT name FROM python_frames WHERE run_id = ? AND name LIKE 'nn.Module: %'",
+        [trace]).fetchall()}
+    assert modules - {None} <= frames and (modules - {None} or not frames)

@@ -34,12 +34,16 @@ SAMPLE_DRAWN = {
 # the nsys sample has no message sizes; nothing samples memory beside either run
 SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "memory_ddp_4ranks": "no samples",
                    "memory_fsdp_4ranks_kineto": "no samples",
+                   **{f"memory_{figure}_{run}": reason for run in ("ddp_4ranks", "fsdp_4ranks_kineto")
+                      for figure, reason in (("timeline", "no allocator events"),
+                                             ("free", "no free-memory measure"))},
                    "roofline_ddp_4ranks": "no kernel launched by an op with a model"}
 FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "scaling",
                  "scaling": "scaling", "overlap": "comm_comp_overlap",
                  "bandwidth": "collective_bandwidth", "straggler": "straggler",
                  "iteration_time": "iteration_time", "phases": "nvtx_phases",
-                 "memory": "memory_by_phase", "traffic": "traffic_distribution",
+                 "memory": "memory_by_phase", "memory_timeline": "memory_timeline",
+                 "memory_free": "memory_by_phase", "traffic": "traffic_distribution",
                  "roofline": "op_efficiency", "tflops_runs": "scaling"}
 
 
@@ -186,6 +190,61 @@ def test_memory_by_phase_figure_from_samples(sample_db, tmp_path):
     assert fig.axes[0].get_ylabel() == "memory.free [MiB]"
     assert_size(item.files["png"], (4, 2.5), 80)
     assert_size(item.files["svg"], (4, 2.5), 80)
+    # no allocator events: the timeline shows the sampled series per phase, the bars its least
+    con = tracewh.connect(db, read_only=True)
+    try:
+        ctx.metrics = rep._Metrics(con)
+        rows = [r for r in run_metric(con, find_metric("memory_by_phase"), {"run": "ddp_4ranks"})
+                .to_pylist() if r["min_value"] is not None]
+        timeline = rep.Item("memory_timeline_ddp_4ranks", "t", "8")
+        fig = rep.fig_memory_timeline(ctx, timeline, "ddp_4ranks")
+        assert "sampled series" in fig.axes[0].get_title() and len(fig.axes) == 1  # rank 0 only
+        free = rep.Item("memory_free_ddp_4ranks", "f", "8")
+        fig = rep.fig_memory_free(ctx, free, "ddp_4ranks")
+        last = max(r["iteration"] for r in rows)
+        bars = [r for r in rows if r["iteration"] == last]
+        assert [p.get_width() for p in fig.axes[0].patches] == [r["min_value"] for r in bars]
+        assert fig.axes[0].get_xlabel().startswith("memory.free [MiB] (samples)")
+    finally:
+        con.close()
+
+
+def test_memory_figures_from_allocator_events(tmp_path):
+    """A generated nsys export with CUDA memory usage rows: the timeline draws each rank's
+    allocated total, marks every step's peak where memory_peaks puts it, and the free-memory
+    bars are memory_by_phase's least free memory in the last step's phases."""
+    from tracewh import report as rep
+    from tracewh.generate.nsys import JobSpec, generate_job
+    from tracewh.ingest import ingest_paths
+
+    truth = generate_job(tmp_path / "t", JobSpec(world_size=2, iterations=2, memory_usage=True))
+    con = tracewh.connect(tmp_path / "wh.duckdb")
+    try:
+        assert {r.status for r in ingest_paths(con, truth.files, run="mem")} == {"ingested"}
+        ctx = rep._Context(rep._Metrics(con), rep.Options((5, 3), ("png",), 60), ["mem"])
+        item = rep.Item("memory_timeline_mem", "t", "8")
+        fig = rep.fig_memory_timeline(ctx, item, "mem")
+        rep._save(fig, item, tmp_path, ctx.options)
+        peaks = [r for r in run_metric(con, find_metric("memory_peaks"), {"run": "mem"})
+                 .to_pylist() if r["device_type"] == "GPU" and r["iteration"] is not None]
+        free = [r for r in run_metric(con, find_metric("memory_by_phase"), {"run": "mem"})
+                .to_pylist() if r["iteration"] == 2]
+        bars = rep.Item("memory_free_mem", "f", "8")
+        fig_bars = rep.fig_memory_free(ctx, bars, "mem")
+    finally:
+        con.close()
+    assert [u.name for u in item.uses] == ["memory_timeline", "memory_by_phase", "memory_peaks"]
+    assert len(fig.axes) == 2 and [ax.get_ylabel() for ax in fig.axes] == ["rank 0", "rank 1"]
+    for rank, ax in enumerate(fig.axes):
+        line = next(l for l in ax.get_lines() if l.get_label() == "allocated")
+        mine = [r for r in peaks if r["rank"] == rank]
+        assert max(line.get_ydata()) == max(r["peak_allocated"] for r in mine) == 80 << 20
+        marks = ax.collections[-1].get_offsets()
+        assert sorted(marks[:, 1]) == sorted(r["peak_allocated"] for r in mine)
+        assert len([p for p in ax.patches]) == 6  # forward, backward, optimizer x 2 steps
+    assert_size(item.files["png"], (5, 3), 60)
+    assert [p.get_width() for p in fig_bars.axes[0].patches] == [r["min_value"] for r in free]
+    assert {r["measure"] for r in free} == {"free [B]"} and len(free) == 6
 
 
 def test_report_refuses_bad_options_in_one_line(sample_db, tmp_path):

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.generate.kineto import MemoryEvent, write_memory_trace
+from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.cli import app
 from tracewh.metrics import bind_values, find_metric, list_metrics, run_metric
 from tracewh.transpile import (
@@ -125,6 +126,12 @@ def build_warehouse(folder: Path) -> Path:
         ops=[("aten::empty", 1_500_000, 3_500_000), ("aten::add", 11 * ms, 15 * ms)])
     result = runner.invoke(app, ["ingest", "--quiet", "--db", str(db), str(memory),
                                  "--run", "memory_job"])
+    assert result.exit_code == 0, result.stderr
+    # nsys CUDA memory usage with forward/backward phases: memory_by_phase's allocator rows
+    job = generate_job(folder / "nsys_memory", JobSpec(world_size=2, iterations=2, layers=1,
+                                                       seed=6, memory_usage=True))
+    result = runner.invoke(app, ["ingest", "--quiet", "--db", str(db), *map(str, job.files),
+                                 "--run", "nsys_memory"])
     assert result.exit_code == 0, result.stderr
     return db
 

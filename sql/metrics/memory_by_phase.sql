@@ -1,22 +1,30 @@
 -- metric: memory_by_phase
--- version: 2
--- summary: A sampled measure (default free GPU memory) during each iteration's forward, backward and optimizer phases: min, mean, max
--- unit: as sampled (the measure's column name says it, e.g. memory.free [MiB])
--- grain: run_id, rank, iteration, phase, measure
+-- version: 3
+-- summary: GPU memory during each iteration's forward, backward and optimizer phases, from allocator events and sampled series side by side: min, mean, max
+-- unit: bytes (source allocator); as sampled (source samples: the measure's name says it, e.g. memory.free [MiB])
+-- grain: run_id, rank, iteration, phase, start_ns, source, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
--- see: nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
--- uses: iterations, nvtx_ranges, ranks, samples, scope
+-- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
+-- uses: devices, iterations, memory_events, nvtx_ranges, ranks, samples, scope
 --
--- Samples (tracewh ingest --series) are joined to ranks by UTC time: a rank's samples are those
--- of its GPU (samples.device_id = ranks.device_id) on its host (when both name one). `measure`
--- is an ILIKE pattern on the sampled column's name (default '%free%'). Phases are NVTX ranges
+-- Two sources, each where the run has it, both side by side when it has both (column source):
+--   allocator  the rank's GPU allocator events (memory_events: Kineto [memory], nsys CUDA memory
+--              usage): measures 'allocated [B]' and 'reserved [B]' (the totals after each event;
+--              reserved only where the source gives it) and 'free [B]', the device's memory
+--              (devices.total_memory) minus what the allocator holds (reserved, else allocated)
+--   samples    series sampled beside the job (tracewh ingest --series), joined to ranks by UTC
+--              time: a rank's samples are those of its GPU (samples.device_id = ranks.device_id)
+--              on its host (when both name one); measure = the sampled column's name
+-- `measure` is an ILIKE pattern on the measure's name (default '%free%'). Phases are NVTX ranges
 -- (or Kineto annotations) whose name matches `phases`, a regular expression (default: names
 -- ending in forward, backward, optimizer, optimizer_step, _take_model_step or step after a
 -- start, `.` or `:`, as in nvtx_phases), placed in the iteration whose host range holds their
--- start. Per (rank, iteration, phase instance, measure):
---   samples          samples taken while the phase ran (start <= ts <= end)
---   min/mean/max     of those samples (NULL when none: sampling slower than the phase)
---   value_at_start   the last sample at or before the phase began, for such short phases
+-- start. Per (rank, iteration, phase instance, source, measure):
+--   samples          allocator events or samples while the phase ran (start <= ts <= end;
+--                    allocator events: those of the phase's iteration)
+--   min/mean/max     of those values (NULL when none: sampling slower than the phase); the
+--                    allocator's mean is over its events, not weighted by time
+--   value_at_start   the last value at or before the phase began, for such short phases
 WITH phases AS (
     SELECT n.run_id, n.rank, n.name AS phase, n.start_ns, n.end_ns, i.iteration
     FROM nvtx_ranges n
@@ -28,7 +36,7 @@ WITH phases AS (
                        '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
       AND scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
-rank_samples AS (
+sampled AS (
     -- each rank's samples: its GPU, on its host when both sides say which
     SELECT k.run_id, k.rank, s.metric AS measure, s.ts_ns, s.value
     FROM samples s
@@ -37,23 +45,117 @@ rank_samples AS (
     WHERE s.metric ILIKE coalesce(CAST(getvariable('measure') AS VARCHAR), '%free%')
       AND s.value IS NOT NULL
 ),
-measures AS (
-    SELECT DISTINCT run_id, rank, measure FROM rank_samples
+device_memory AS (
+    SELECT run_id, rank, device_id, max(total_memory) AS total_memory
+    FROM devices WHERE rank IS NOT NULL GROUP BY ALL
 ),
-during AS (
+allocator AS (
+    -- the rank's GPU: the one its kernels ran on (ranks.device_id), when it names one; events
+    -- outside every step are told apart by whether they precede the rank's first step
+    SELECT m.run_id, m.rank, m.iteration, m.start_ns, m.event_no, m.allocated, m.reserved,
+           d.total_memory - coalesce(m.reserved, m.allocated) AS free,
+           coalesce(m.iteration, CASE WHEN m.start_ns < f.first_ns THEN -2147483648 END) AS segment
+    FROM memory_events m
+    LEFT JOIN ranks k ON k.run_id = m.run_id AND k.rank = m.rank
+    LEFT JOIN device_memory d ON d.run_id = m.run_id AND d.rank = m.rank
+     AND d.device_id = m.device_id
+    LEFT JOIN (SELECT run_id, rank, min(start_ns) AS first_ns FROM iterations GROUP BY ALL) f
+      ON f.run_id = m.run_id AND f.rank = m.rank
+    WHERE m.device_type = 'GPU' AND (k.device_id IS NULL OR k.device_id = m.device_id)
+      AND scope_match(m.run_id, m.rank, getvariable('run'), getvariable('rank'))
+),
+allocator_during AS (
+    -- 10 M events against every phase would be a range join per rank: matched within the
+    -- phase's iteration first. Those before the phase give the value at its start (the last
+    -- by event_no, the time order of a file's events on a device).
+    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns,
+           count(a.start_ns) FILTER (a.start_ns >= p.start_ns) AS samples,
+           min(a.allocated) FILTER (a.start_ns >= p.start_ns) AS min_allocated,
+           avg(a.allocated) FILTER (a.start_ns >= p.start_ns) AS mean_allocated,
+           max(a.allocated) FILTER (a.start_ns >= p.start_ns) AS max_allocated,
+           min(a.reserved) FILTER (a.start_ns >= p.start_ns) AS min_reserved,
+           avg(a.reserved) FILTER (a.start_ns >= p.start_ns) AS mean_reserved,
+           max(a.reserved) FILTER (a.start_ns >= p.start_ns) AS max_reserved,
+           min(a.free) FILTER (a.start_ns >= p.start_ns) AS min_free,
+           avg(a.free) FILTER (a.start_ns >= p.start_ns) AS mean_free,
+           max(a.free) FILTER (a.start_ns >= p.start_ns) AS max_free,
+           arg_max(a.allocated, a.event_no) FILTER (a.start_ns <= p.start_ns) AS allocated_at_start,
+           arg_max(a.reserved, a.event_no) FILTER (a.start_ns <= p.start_ns) AS reserved_at_start,
+           arg_max(a.free, a.event_no) FILTER (a.start_ns <= p.start_ns) AS free_at_start,
+           count(a.start_ns) FILTER (a.start_ns <= p.start_ns) AS before_start
+    FROM phases p
+    LEFT JOIN allocator a ON a.run_id = p.run_id AND a.rank = p.rank
+     AND a.iteration = p.iteration AND a.start_ns <= p.end_ns
+    GROUP BY ALL
+),
+-- the last event of each step (and of the time before the first step), for phases whose step
+-- has no event before them
+allocator_tails AS (
+    SELECT run_id, rank, max(start_ns) AS last_ns, arg_max(allocated, event_no) AS allocated,
+           arg_max(reserved, event_no) AS reserved, arg_max(free, event_no) AS free
+    FROM allocator WHERE segment IS NOT NULL
+    GROUP BY run_id, rank, segment
+),
+tail_before AS (
+    SELECT d.run_id, d.rank, d.start_ns, arg_max(t.allocated, t.last_ns) AS allocated,
+           arg_max(t.reserved, t.last_ns) AS reserved, arg_max(t.free, t.last_ns) AS free
+    FROM (SELECT DISTINCT run_id, rank, start_ns FROM allocator_during) d
+    JOIN allocator_tails t ON t.run_id = d.run_id AND t.rank = d.rank AND t.last_ns <= d.start_ns
+    GROUP BY d.run_id, d.rank, d.start_ns
+),
+allocator_phases AS (
+    SELECT d.*,
+           CASE WHEN d.before_start > 0 THEN d.allocated_at_start ELSE t.allocated END
+               AS allocated_before,
+           CASE WHEN d.before_start > 0 THEN d.reserved_at_start ELSE t.reserved END
+               AS reserved_before,
+           CASE WHEN d.before_start > 0 THEN d.free_at_start ELSE t.free END AS free_before
+    FROM allocator_during d
+    LEFT JOIN tail_before t ON t.run_id = d.run_id AND t.rank = d.rank
+     AND t.start_ns = d.start_ns
+),
+allocator_rows AS (
+    SELECT run_id, rank, iteration, phase, start_ns, end_ns, 'allocator' AS source,
+           x.measure, samples,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN min_allocated
+                WHEN 'reserved [B]' THEN min_reserved ELSE min_free END AS DOUBLE) AS min_value,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN mean_allocated
+                WHEN 'reserved [B]' THEN mean_reserved ELSE mean_free END AS DOUBLE) AS mean_value,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN max_allocated
+                WHEN 'reserved [B]' THEN max_reserved ELSE max_free END AS DOUBLE) AS max_value,
+           CAST(CASE x.measure WHEN 'allocated [B]' THEN allocated_before
+                WHEN 'reserved [B]' THEN reserved_before ELSE free_before END AS DOUBLE)
+               AS value_at_start
+    FROM allocator_phases
+    CROSS JOIN (SELECT measure FROM (VALUES ('allocated [B]'), ('reserved [B]'), ('free [B]')) t(measure)
+                WHERE measure ILIKE coalesce(CAST(getvariable('measure') AS VARCHAR), '%free%')) x
+),
+sampled_measures AS (
+    SELECT DISTINCT run_id, rank, measure FROM sampled
+),
+sampled_during AS (
     SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns, m.measure,
            count(s.value) AS samples, min(s.value) AS min_value, avg(s.value) AS mean_value,
            max(s.value) AS max_value
     FROM phases p
-    JOIN measures m ON m.run_id = p.run_id AND m.rank = p.rank
-    LEFT JOIN rank_samples s ON s.run_id = p.run_id AND s.rank = p.rank AND s.measure = m.measure
+    JOIN sampled_measures m ON m.run_id = p.run_id AND m.rank = p.rank
+    LEFT JOIN sampled s ON s.run_id = p.run_id AND s.rank = p.rank AND s.measure = m.measure
      AND s.ts_ns >= p.start_ns AND s.ts_ns <= p.end_ns
     GROUP BY ALL
+),
+answers AS (
+    SELECT d.run_id, d.rank, d.iteration, d.phase, d.start_ns, d.end_ns, 'samples' AS source,
+           d.measure, d.samples, d.min_value, d.mean_value, d.max_value, b.value AS value_at_start
+    FROM sampled_during d
+    ASOF LEFT JOIN sampled b
+        ON b.run_id = d.run_id AND b.rank = d.rank AND b.measure = d.measure
+       AND d.start_ns >= b.ts_ns
+    UNION ALL
+    -- a measure the source does not give (reserved from nsys, free without the device's size)
+    SELECT * FROM allocator_rows WHERE coalesce(max_value, value_at_start) IS NOT NULL
 )
-SELECT d.run_id, d.rank, d.iteration, d.phase, d.start_ns, d.end_ns,
-       d.end_ns - d.start_ns AS dur_ns, d.measure, d.samples, d.min_value, d.mean_value,
-       d.max_value, b.value AS value_at_start
-FROM during d
-ASOF LEFT JOIN rank_samples b
-    ON b.run_id = d.run_id AND b.rank = d.rank AND b.measure = d.measure AND d.start_ns >= b.ts_ns
-ORDER BY d.run_id, d.rank, d.iteration, d.start_ns, d.phase, d.measure;
+SELECT run_id, rank, iteration, phase, start_ns, end_ns, end_ns - start_ns AS dur_ns, source,
+       measure, samples, min_value, mean_value, max_value, value_at_start
+FROM answers
+-- the output's own columns (Spark 4's optimizer rejects the plan ordered by the CTE's)
+ORDER BY run_id, rank, iteration, start_ns, phase, source, measure;

@@ -1,6 +1,7 @@
 -- uses: none
--- Allocator events (Kineto [memory]), one row per allocation (bytes > 0) or free (bytes < 0),
--- numbered in time order per source file and device (event_no). allocated / reserved are the
+-- Allocator events, one row per allocation (bytes > 0) or free (bytes < 0): Kineto [memory]
+-- events, and nsys CUDA memory usage (--cuda-memory-usage=true: cudaMalloc, cudaFree; pinned host
+-- memory as device CPU -1; no totals). Numbered in time order per source file and device (event_no). allocated / reserved are the
 -- totals after the event: the source's own (derived = false), else a running sum of bytes raised
 -- by its lowest dip, the least the device held when the trace began (derived = true; never
 -- negative). freed_no: the event_no of an allocation's free (NULL: not freed in the trace).

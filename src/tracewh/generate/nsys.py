@@ -35,6 +35,10 @@ Files: ``<prefix>rank<R>.sqlite`` (one report per rank, each with its own utcEpo
 host ``node<k>``) or, with ``ranks_per_file > 1``, ``<prefix>node<k>.sqlite`` holding consecutive
 ranks as processes of one torchrun report (one timeline, GPU ids 0..ranks_per_file-1).
 
+``JobSpec(memory_usage=True)`` adds what ``nsys profile --cuda-memory-usage=true`` exports
+(CUDA_GPU_MEMORY_USAGE_EVENTS, made by cudaMalloc/cudaFree calls; ``JobTruth.memory``); off by
+default, so the default files stay byte-identical.
+
 Deliberate realism traps: correlationIds restart from the same base in every process (they repeat
 across processes and files), pids are only unique within a file, stream ids are the same in every
 process, demangled names use the nsys spelling ``(int)4`` / ``(unsigned long)4096``.
@@ -57,11 +61,16 @@ from typing import NamedTuple
 from .truth import kernel_summary
 
 SCHEMA_SQL = Path(__file__).with_name("nsys_schema.sql")
+MEMORY_SCHEMA_SQL = Path(__file__).with_name("nsys_memory_schema.sql")
 
 VM_BITS = 1 << 48  # VM id 1 on a normal Linux capture
 COMPUTE_STREAM = 7
 NCCL_STREAM = 20
 FIRST_STEP = 1
+# CUDA memory usage rows (JobSpec.memory_usage): ENUM_CUDA_MEM_KIND and made-up device addresses
+MEM_KIND_PINNED, MEM_KIND_DEVICE = 1, 2
+EARLIER_ADDRESS, WEIGHTS_ADDRESS, WORKSPACE_ADDRESS = 0x7F0000000000, 0x7F0100000000, 0x7F0200000000
+ACTIVATIONS_ADDRESS, PINNED_ADDRESS = 0x7F1000000000, 0x7E0000000000
 P2P_BYTES = 8 << 20  # one activation tensor per p2p group
 ALLREDUCE_BYTES = 25 << 20  # DDP's default 25 MiB gradient bucket
 
@@ -89,6 +98,8 @@ class JobSpec:
     kernels_per_rank_target: int | None = None  # when set, overrides ``layers``
     # the kernels of each phase, as (name, kernel types) pairs; None: PHASES (pair.py changes them)
     phases: tuple[tuple[str, tuple[KernelType, ...]], ...] | None = None
+    # nsys profile --cuda-memory-usage=true: CUDA_GPU_MEMORY_USAGE_EVENTS rows (see _Rank._memory_*)
+    memory_usage: bool = False
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.ranks_per_file, self.iterations, self.layers) < 1:
@@ -147,6 +158,14 @@ class MemcpyTruth(NamedTuple):
     iteration: int
 
 
+class MemoryTruth(NamedTuple):
+    start_ns: int  # UTC
+    bytes: int  # signed: > 0 allocation, < 0 free
+    address: int
+    device: str  # 'GPU' | 'CPU' (pinned host memory)
+    iteration: int | None  # None: outside every ProfilerStep range
+
+
 class NcclOpTruth(NamedTuple):
     collective: str  # 'AllReduce' | 'Send' | 'Recv'
     short_name: str  # of the kernel that ran it
@@ -177,6 +196,7 @@ class JobTruth:
     iterations: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)  # (N, start, end) UTC
     nccl_ops: dict[int, list[NcclOpTruth]] = field(default_factory=dict)
     comm_overlap_ns: dict[int, int] = field(default_factory=dict)  # comm kernels ∩ compute kernels
+    memory: dict[int, list[MemoryTruth]] = field(default_factory=dict)  # JobSpec.memory_usage only
 
     def kernel_summary(self, rank: int | None = None) -> dict[str, dict]:
         """Per kernel name, the numbers of nsys stats -r cuda_gpu_kern_sum (see truth.py)."""
@@ -416,11 +436,14 @@ class _Report:
         self.memcpy: list[tuple] = []
         self.memset: list[tuple] = []
         self.nvtx: list[tuple] = []
+        self.memory: list[tuple] = []
         self.ranks: list[_Rank] = []
         path.unlink(missing_ok=True)
         self.conn = sqlite3.connect(path, isolation_level=None)
         self.conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
                                 + SCHEMA_SQL.read_text())
+        if spec.memory_usage:
+            self.conn.executescript(MEMORY_SCHEMA_SQL.read_text())
         self.conn.execute("BEGIN")
         self._create_kernel_staging()
 
@@ -468,7 +491,7 @@ class _Report:
         self.kernels.clear()
         for table, rows in (("CUPTI_ACTIVITY_KIND_RUNTIME", self.runtime),
                             ("CUPTI_ACTIVITY_KIND_MEMCPY", self.memcpy), ("CUPTI_ACTIVITY_KIND_MEMSET", self.memset),
-                            ("NVTX_EVENTS", self.nvtx)):
+                            ("NVTX_EVENTS", self.nvtx), ("CUDA_GPU_MEMORY_USAGE_EVENTS", self.memory)):
             rows.sort(key=itemgetter(0))
             self.insert(table, rows)
             rows.clear()
@@ -613,6 +636,8 @@ class _Rank:
         self.corr, self.grid_id = corr_base, 160_000
         self.kernels: list[KernelTruth] = []
         self.memcpys: list[MemcpyTruth] = []
+        self.memory: list[MemoryTruth] = []
+        self.live: dict[int, tuple[int, int]] = {}  # address -> (bytes, memKind) of live allocations
         self.nccl_ops: list[NcclOpTruth] = []
         self.steps: list[tuple[int, int, int]] = []
         self.runtime_calls = self.nvtx_ranges = self.memsets = 0
@@ -754,6 +779,8 @@ class _Rank:
     def begin(self) -> None:
         self._nvtx(self._step(0, 1_000), None, 75, "NCCL", None, 1)  # NCCL registers its domain at init
         self._mark("train:begin")
+        if self.report.spec.memory_usage:
+            self._memory_begin()
 
     def forward_backward(self, n: int, layers: int) -> None:
         self.step_start = self._step(50_000, 250_000)
@@ -765,12 +792,16 @@ class _Rank:
             self._compute("forward", n)
             if layer == layers // 2 and self.world > 1:
                 self._p2p_group(n)
+        if self.report.spec.memory_usage:
+            self._memory_forward(n, layers)
         self.fwd = (fwd_start, self._step(2_000, 2_000))
         bwd_start = self._step(5_000, 5_000)
         for layer in range(layers):
             self._compute("backward", n)
             if layer == layers // 2:
                 self._nccl_range("ncclAllReduce", 8_000, lambda: self._launch_nccl(ALLREDUCE, n))
+        if self.report.spec.memory_usage:
+            self._memory_backward(n, layers)
         self.bwd = (bwd_start, self._step(2_000, 2_000))
 
     def _p2p_group(self, n: int) -> None:
@@ -786,6 +817,8 @@ class _Rank:
         self.compute_free = max(self.compute_free, self.nccl_free)
         self._compute("optimizer", n)
         self._memcpy("DtoD", 4 << 20, n)
+        if self.report.spec.memory_usage:
+            self._memory_optimizer(n)
         opt_end = self._step(2_000, 2_000)
         self._memcpy("DtoH", 4, n)  # loss.item()
         drained = max(self.compute_free, self.nccl_free) + 3_000 + int(5_000 * self.rng.random())
@@ -799,6 +832,55 @@ class _Rank:
 
     def end(self) -> None:
         self._mark("train:end")
+        if self.report.spec.memory_usage:
+            self._free(PINNED_ADDRESS, None)
+
+    # ---- CUDA memory usage (JobSpec.memory_usage) ---------------------------------------------
+    # Per rank: before the first step, a free of 1 MiB allocated before the capture (no
+    # allocation in the trace), 64 MiB of weights never freed (the capture ends first) and 2 MiB
+    # of pinned host memory freed after the last step; per step, `layers` activations of 8 MiB
+    # allocated at the end of forward and freed in backward, and a 12 MiB optimizer workspace.
+    # The device's derived total is then 64 + 8 * layers MiB at each step's peak (the running sum
+    # raised by the 1 MiB freed first), 76 MiB in the optimizer.
+
+    def _memory_begin(self) -> None:
+        self.ids.update({name: self.report.sid(name) for name in ("cudaMalloc_v3020", "cudaFree_v3020",
+                                                                   "cudaHostAlloc_v3020", "cudaFreeHost_v3020")})
+        self.live[EARLIER_ADDRESS] = (1 << 20, MEM_KIND_DEVICE)
+        self._free(EARLIER_ADDRESS, None)
+        self._alloc(64 << 20, WEIGHTS_ADDRESS, None)
+        self._alloc(2 << 20, PINNED_ADDRESS, None, MEM_KIND_PINNED)
+
+    def _memory_forward(self, n: int, layers: int) -> None:
+        for layer in range(layers):
+            self._alloc(8 << 20, ACTIVATIONS_ADDRESS + (layer << 24), n)
+
+    def _memory_backward(self, n: int, layers: int) -> None:
+        for layer in reversed(range(layers)):
+            self._free(ACTIVATIONS_ADDRESS + (layer << 24), n)
+
+    def _memory_optimizer(self, n: int) -> None:
+        self._alloc(12 << 20, WORKSPACE_ADDRESS, n)
+        self._free(WORKSPACE_ADDRESS, n)
+
+    def _alloc(self, nbytes: int, address: int, n: int | None, kind: int = MEM_KIND_DEVICE) -> None:
+        self.live[address] = (nbytes, kind)
+        self._memory_event(address, nbytes, kind, 0, n)
+
+    def _free(self, address: int, n: int | None) -> None:
+        nbytes, kind = self.live.pop(address)
+        self._memory_event(address, nbytes, kind, 1, n)
+
+    def _memory_event(self, address: int, nbytes: int, kind: int, operation: int, n: int | None) -> None:
+        """One allocation (operation 0) or free (1), made by a CUDA call on the main thread."""
+        pinned = kind == MEM_KIND_PINNED
+        api = (("cudaMalloc_v3020", "cudaFree_v3020"), ("cudaHostAlloc_v3020", "cudaFreeHost_v3020"))[pinned]
+        api_start, corr = self._api(api[operation])
+        start = api_start + 1_000
+        self.report.memory.append((start - self.off, self.gpid, self.device_id, self.context_id, address, 0, nbytes,
+                                   kind, operation, None, corr, None, None, None, None, None, None))
+        self.memory.append(MemoryTruth(self.utc0 + start, -nbytes if operation else nbytes, address,
+                                       "CPU" if pinned else "GPU", n))
 
     def record(self, truth: JobTruth, path: Path) -> None:
         r = self.rank
@@ -807,6 +889,7 @@ class _Rank:
         truth.memcpy[r], truth.nccl_ops[r], truth.iterations[r] = self.memcpys, self.nccl_ops, self.steps
         truth.memset[r], truth.runtime_calls[r] = self.memsets, self.runtime_calls
         truth.nvtx_ranges[r] = self.nvtx_ranges
+        truth.memory[r] = self.memory
         truth.comm_overlap_ns[r] = _overlap(
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "compute"],
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "comm"])

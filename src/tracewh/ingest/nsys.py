@@ -18,7 +18,8 @@ from urllib.parse import quote
 import duckdb
 
 from ..errors import IngestError
-from ..sqlscript import run_folder, set_variables
+from ..resources import sql_dir
+from ..sqlscript import run_folder, run_script, set_variables
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
 from .source import SourceFacts
@@ -60,6 +61,11 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "start": INT, "end": INT, "globalTid": INT, "nameId": INT, "returnValue": INT,
         "nestingLevel": INT,
     }),
+    # nsys profile --cuda-memory-usage=true (sql/ingest/nsys/35_memory.sql)
+    "memory": ("CUDA_GPU_MEMORY_USAGE_EVENTS", {
+        "rowid": INT, "start": INT, "globalPid": INT, "deviceId": INT, "address": INT, "bytes": INT,
+        "memKind": INT, "memoryOperationType": INT, "correlationId": INT,
+    }),
     "gpu": ("TARGET_INFO_GPU", {
         "id": INT, "name": TEXT, "busLocation": TEXT, "totalMemory": INT, "smCount": INT,
         "computeMajor": INT, "computeMinor": INT, "uuid": TEXT,
@@ -69,7 +75,8 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
 # Columns without which a table's rows cannot be stored (times are NOT NULL in the warehouse).
 _REQUIRED = {"kernel": ("start", "end"), "memcpy": ("start", "end"), "memset": ("start", "end"),
              "runtime": ("start", "end"), "nvtx": ("start",), "strings": ("id", "value"),
-             "sync": ("start", "end"), "osrt": ("start", "end")}
+             "sync": ("start", "end"), "osrt": ("start", "end"),
+             "memory": ("start", "globalPid", "bytes", "memoryOperationType")}
 _NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "ThreadNames", "TARGET_INFO_GPU"}
 _ENV_RANK = re.compile(r"(?:^|[;\s])(?:RANK|SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK)=(\d+)")
 
@@ -269,8 +276,12 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, run_id: s
     assign_ranks(con, path, info, run_id, rules)
     set_variables(con, run_id=run_id, file_id=file_id, origin_ns=info.origin_ns)
     run_folder(con, "ingest/nsys")
+    # allocator events: totals and pairing shared with Kineto, then stored per rank
+    run_script(con, sql_dir() / "ingest" / "memory_totals.sql")
+    run_script(con, sql_dir() / "ingest" / "memory_store_nsys.sql")
     for name in [*(f"_nsys_{t}" for t in TABLES), "_nsys_ranks", "_api", "_launches", "_nvtx",
-                 "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named"]:
+                 "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named", "_memory_raw",
+                 "_staged_memory_events"]:
         con.execute(f"DROP TABLE IF EXISTS temp.{name}")
     con.execute("DROP VIEW IF EXISTS temp._nvtx_nested")
     return SourceFacts("nsys-sqlite", info.tool_version, info.schema_version,

@@ -1,0 +1,22 @@
+-- CUDA memory usage (nsys profile --cuda-memory-usage=true) -> temp table _memory_raw, the shape
+-- Kineto's [memory] events take (kineto/60_memory.sql); sql/ingest/memory_totals.sql and
+-- memory_store_nsys.sql then store it. CUDA_GPU_MEMORY_USAGE_EVENTS holds one row per allocation
+-- (memoryOperationType 0) or free (1) with unsigned bytes and the address; correlationId (the
+-- CUDA call that made it, hence its thread) and the memory-pool columns came later, so they may
+-- be NULL. memKind 0 (pageable) and 1 (pinned) are host memory: device CPU, id -1, as Kineto.
+-- The export gives no totals: memory_totals.sql derives them per device (derived = true).
+-- CUDA_GPU_MEMORY_POOL_EVENTS (pool created, trimmed, destroyed) are not allocations: not read.
+-- iteration: the host step (NVTX range) holding the event, as the API call that made it.
+CREATE OR REPLACE TEMP TABLE _memory_raw AS
+SELECT m.rowid AS order_no, m.pid, l.tid, m.start_ns,
+       CASE WHEN m.memKind IN (0, 1) THEN 'CPU' ELSE 'GPU' END AS device_type,
+       CASE WHEN m.memKind IN (0, 1) THEN -1 ELSE m.deviceId END AS device_id,
+       m.address,
+       CASE WHEN m.memoryOperationType = 1 THEN -m.bytes ELSE m.bytes END AS bytes,
+       CAST(NULL AS BIGINT) AS total_allocated, CAST(NULL AS BIGINT) AS total_reserved,
+       CASE WHEN m.start_ns < i.end_ns THEN i.iteration END AS iteration
+FROM (SELECT *, (globalPid >> 24) & 16777215 AS pid, start + getvariable('origin_ns') AS start_ns
+      FROM _nsys_memory WHERE memoryOperationType IN (0, 1) AND bytes IS NOT NULL) m
+JOIN _nsys_ranks r ON r.pid = m.pid
+LEFT JOIN _launches l ON l.pid = m.pid AND l.correlation_id = m.correlationId
+ASOF LEFT JOIN _iterations i ON i.pid = m.pid AND m.start_ns >= i.start_ns;
