@@ -70,10 +70,19 @@ def idle_gaps(gpu_busy: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a[1], b[0]) for a, b in zip(islands, islands[1:]) if b[0] > a[1]]
 
 
-def gap_causes(host: list[tuple[str, int, int]], gpu_busy: list[tuple[int, int]]) -> dict[str, int]:
-    """Idle gap time summed per cause of GAP_CAUSES and "other" (phases and no activity)."""
+def idle_within(gpu_busy: list[tuple[int, int]], lo: int, hi: int) -> int:
+    """ns of [lo, hi) inside the idle gaps of one device's ops (sync_stalls' gpu_idle_ns)."""
+    return sum(max(0, min(hi, b) - max(lo, a)) for a, b in idle_gaps(gpu_busy))
+
+
+def gap_causes(host: list[tuple[str, int, int]], gpu_busy: list[tuple[int, int]],
+               min_ns: int = 0) -> dict[str, int]:
+    """Time of the idle gaps at least min_ns long, summed per cause of GAP_CAUSES and "other"
+    (phases and no activity)."""
     total = dict.fromkeys((*GAP_CAUSES, "other"), 0)
     for lo, hi in idle_gaps(gpu_busy):
+        if hi - lo < min_ns:
+            continue
         for c, ns in host_split(host, lo, hi).items():
             total[c if c in GAP_CAUSES else "other"] += ns
     return total
