@@ -1,26 +1,6 @@
--- uses: cpu_ops, cuda_api, memcpy, memset, nvtx_ranges, os_calls, scope
+-- uses: cpu_ops, cuda_api, memcpy, memset, nvtx_ranges, os_calls, phase_names, scope
 -- What a rank's host threads do, as the host-side metrics (sync_stalls, host_breakdown,
--- idle_gaps' causes, nvtx_phases, memory_timeline) name it.
-
--- phase_pattern: the training phases by NVTX range / user annotation name (nvtx_phases,
--- memory_timeline, host_breakdown): names ending in forward, backward, optimizer, step,
--- optimizer_step or _take_model_step after a start, `.` or `:` (forward, DeepSpeedEngine.forward,
--- Optimizer.step#AdamW.step), or between '## ' and ' ##' (TorchRec: `## backward ##`), but not
--- ProfilerStep#N.
--- @arg want  any  the metric's `phases` parameter: a regular expression (NULL: the default)
--- @ret VARCHAR
-CREATE OR REPLACE MACRO phase_pattern(want) AS
-    coalesce(CAST(want AS VARCHAR),
-             '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$');
-
--- phase_kind: forward, backward or optimizer for a phase's name: forward / fwd and backward /
--- bwd by name, every other phase (optimizer, step, _take_model_step, ...) is the optimizer.
--- @arg name  VARCHAR  a name matching phase_pattern
--- @ret VARCHAR
-CREATE OR REPLACE MACRO phase_kind(name) AS
-    CASE WHEN regexp_matches(name, '(?i)backward|bwd') THEN 'backward'
-         WHEN regexp_matches(name, '(?i)forward|fwd') THEN 'forward'
-         ELSE 'optimizer' END;
+-- idle_gaps' causes) name it.
 
 -- data_loader_pattern: CPU ops and ranges that load data (the `data_pattern` parameter):
 -- PyTorch's `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__` (and the

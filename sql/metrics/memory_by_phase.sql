@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
--- uses: iterations, nvtx_ranges, ranks, samples, scope
+-- uses: iterations, nvtx_ranges, phase_names, ranks, samples, scope
 --
 -- Samples (tracewh ingest --series) are joined to ranks by UTC time: a rank's samples are those
 -- of its GPU (samples.device_id = ranks.device_id) on its host (when both name one). `measure`
@@ -24,8 +24,7 @@ WITH phases AS (
      AND n.start_ns >= i.start_ns AND n.start_ns < coalesce(i.end_ns, 9223372036854775807)
     WHERE n.kind IN ('push_pop', 'start_end', 'annotation') AND n.end_ns IS NOT NULL
       AND regexp_matches(coalesce(n.name, ''),
-              coalesce(CAST(getvariable('phases') AS VARCHAR),
-                       '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
+              phase_pattern(getvariable('phases')))
       AND scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
 rank_samples AS (
