@@ -58,7 +58,7 @@ clipped AS (
 pieces AS MATERIALIZED (
     -- flattened per (rank, step): tile_key's high half is the rank, its low half the step
     SELECT grp // 4294967296 AS grp, grp % 4294967296 - 2147483648 AS window_id,
-           start_ns, end_ns, layer, row_number() OVER () AS piece_id
+           start_ns, end_ns, layer, row_number() OVER (ORDER BY grp, start_ns) AS piece_id
     FROM intervals_flatten(clipped)
 ),
 cut_bins AS (

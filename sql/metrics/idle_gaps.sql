@@ -133,7 +133,8 @@ buckets AS (
 ),
 attributed AS MATERIALIZED (
     -- the gaps long enough to ask what the host did, each with an id, on its rank's timeline
-    SELECT row_number() OVER () AS gap_id, g.device_grp, g.cause, g.bucket_order, g.gap_ns,
+    SELECT row_number() OVER (ORDER BY g.device_grp, g.gap_start_ns) AS gap_id, g.device_grp, g.cause,
+           g.bucket_order, g.gap_ns,
            k.rank_key AS grp, g.gap_start_ns AS start_ns, g.gap_end_ns AS end_ns
     FROM gaps g JOIN keys k ON k.grp = g.device_grp
     WHERE g.gap_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)

@@ -2,7 +2,7 @@
 -- version: 1
 -- summary: Host calls that wait for the GPU (the nsys analyze sync rules): host time blocked and GPU idle time during them, per rank and call name or per call
 -- unit: ns
--- grain: run_id, rank, rule, name (per_call: run_id, rank, tid, start_ns)
+-- grain: run_id, rank, rule, name, tid, start_ns
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per_call (bool, default false)
 -- see: nsys analyze rules cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async
 -- uses: gpu_ops, host_activity, ranks, scope
@@ -22,7 +22,8 @@
 -- and end (UTC ns). Calls are kept by rank, iteration (the host step holding their start) and
 -- by overlapping the start_ns / end_ns window.
 WITH calls AS MATERIALIZED (
-    SELECT row_number() OVER () AS call_id, r.rank_key AS grp, b.*
+    SELECT row_number() OVER (ORDER BY b.file_id, b.pid, b.tid, b.start_ns, b.end_ns, b.name) AS call_id,
+           r.rank_key AS grp, b.*
     FROM blocking_calls() b
     JOIN ranks r USING (run_id, rank)
     WHERE scope_match(b.run_id, b.rank, getvariable('run'), getvariable('rank'))
@@ -54,15 +55,31 @@ per_call AS (
     SELECT c.run_id, c.rank, c.tid, c.rule, c.name, c.start_ns, c.end_ns, c.iteration,
            c.end_ns - c.start_ns AS blocked_ns, CAST(coalesce(i.ns, 0) AS BIGINT) AS gpu_idle_ns
     FROM calls c LEFT JOIN idle i USING (call_id)
+),
+answer AS (
+    SELECT run_id, rank, tid, rule, name, start_ns, end_ns, iteration,
+           1 AS calls, blocked_ns, blocked_ns AS max_blocked_ns, gpu_idle_ns
+    FROM per_call
+    WHERE coalesce(CAST(getvariable('per_call') AS BOOLEAN), false)
+    UNION ALL
+    SELECT run_id, rank, NULL, rule, name, min(start_ns), max(end_ns), NULL, count(*),
+           CAST(sum(blocked_ns) AS BIGINT), max(blocked_ns), CAST(sum(gpu_idle_ns) AS BIGINT)
+    FROM per_call
+    WHERE NOT coalesce(CAST(getvariable('per_call') AS BOOLEAN), false)
+    GROUP BY run_id, rank, rule, name
 )
-SELECT run_id, rank, tid, rule, name, start_ns, end_ns, iteration,
-       1 AS calls, blocked_ns, blocked_ns AS max_blocked_ns, gpu_idle_ns
-FROM per_call
-WHERE coalesce(CAST(getvariable('per_call') AS BOOLEAN), false)
-UNION ALL
-SELECT run_id, rank, NULL, rule, name, min(start_ns), max(end_ns), NULL,
-       count(*), CAST(sum(blocked_ns) AS BIGINT), max(blocked_ns), CAST(sum(gpu_idle_ns) AS BIGINT)
-FROM per_call
-WHERE NOT coalesce(CAST(getvariable('per_call') AS BOOLEAN), false)
-GROUP BY run_id, rank, rule, name
+SELECT
+    run_id,
+    rank,
+    tid,                                       -- the waiting thread (per_call; NULL when summed)
+    rule,                                      -- sync api | sync memcpy | sync memset | pageable memcpy
+    name,                                      -- the call: cudaStreamSynchronize, cudaMemcpy, ...
+    start_ns,                                  -- UTC ns: the call's (summed: the first start)
+    end_ns,                                    -- (summed: the last end)
+    iteration,                                 -- per_call: the step holding its start
+    calls,
+    blocked_ns,                                -- host time blocked in these calls
+    max_blocked_ns,                            -- the longest call
+    gpu_idle_ns                                -- GPU idle time during them
+FROM answer
 ORDER BY run_id, rank, start_ns, rule, name;
