@@ -1,4 +1,4 @@
--- uses: cpu_ops, cuda_api, memcpy, memset, nvtx_ranges, os_calls, phase_names, scope
+-- uses: cpu_ops, cuda_api, iterations, memcpy, memset, nvtx_ranges, os_calls, phase_names, scope
 -- What a rank's host threads do, as the host-side metrics (sync_stalls, host_breakdown,
 -- idle_gaps' causes) name it.
 
@@ -95,16 +95,23 @@ SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration, rule
 FROM _few_calls()
 WHERE rule IS NOT NULL;
 
--- main_threads: each rank's launching thread, the host thread with the most CUDA API calls
--- (ties: the lowest pid, then tid). Ranks without CUDA API calls have none.
+-- main_threads: each rank's launching thread: the thread of its steps (ProfilerStep#N: the
+-- training loop, where the data loader, the forward pass and the optimizer run), else the host
+-- thread with the most CUDA API calls (ties: the lowest pid, then tid). Not simply the most
+-- calls: PyTorch's autograd thread launches the backward pass, often more kernels than the
+-- loop's thread. Ranks with neither have none.
 -- @column run_id, rank, file_id, pid, tid
 CREATE OR REPLACE MACRO main_threads() AS TABLE
+WITH __counted AS (
+    SELECT any_value(run_id) AS run_id, rank, file_id, pid, tid, count(*) AS n, 0 AS source
+    FROM iterations GROUP BY file_id, rank, pid, tid
+    UNION ALL
+    SELECT any_value(run_id), rank, file_id, pid, tid, count(*), 1
+    FROM cuda_api GROUP BY file_id, rank, pid, tid  -- integers group fastest
+)
 SELECT run_id, rank, arg_max(file_id, key) AS file_id, arg_max(pid, key) AS pid,
        arg_max(tid, key) AS tid
-FROM (SELECT run_id, rank, file_id, pid, tid,
-             (calls, -coalesce(pid, 0), -coalesce(tid, 0)) AS key
-      FROM (SELECT any_value(run_id) AS run_id, rank, file_id, pid, tid, count(*) AS calls
-            FROM cuda_api GROUP BY file_id, rank, pid, tid))  -- integers group fastest
+FROM (SELECT *, (-source, n, -coalesce(pid, 0), -coalesce(tid, 0)) AS key FROM __counted)
 GROUP BY run_id, rank;
 
 -- host_calls: the CUDA API calls of each rank's launching thread (main_threads) that wait for

@@ -7,10 +7,11 @@
 -- see: nsys analyze (cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async); DeepSpeed wall_clock_breakdown
 -- uses: host_activity, intervals, ranks, scope, training_steps
 --
--- The launching thread of a rank is its thread with the most CUDA API calls (main_threads in
--- sql/lib/host_activity.sql). Each iteration's host step (training_steps: ProfilerStep#N, or
--- the NVTX ranges matching step_pattern) is split by what that thread does, each instant going
--- to the first of these in flight (host_activity's layers, most specific first):
+-- The launching thread of a rank is the thread of its steps (the training loop), else its
+-- thread with the most CUDA API calls (main_threads in sql/lib/host_activity.sql). Each
+-- iteration's host step (training_steps: ProfilerStep#N, or the NVTX ranges matching
+-- step_pattern) is split by what that thread does, each instant going to the first of these
+-- in flight (host_activity's layers, most specific first):
 --   sync_wait_ns     a call that waits for the GPU (sync_stalls' rules: cudaStreamSynchronize &
 --                    co., blocking memcpy / memset, async memcpy to or from pageable memory)
 --   launching_ns     a CUDA API call that enqueues GPU work (cudaLaunchKernel, cudaMemcpyAsync, ...)

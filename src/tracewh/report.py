@@ -711,7 +711,7 @@ def fig_host_breakdown(ctx: _Context, item: Item, run: str):
     ax.set_title(f"{run}: host time per rank (launching thread)")
     _outside_legend(fig, ax, ncols=4)
     steps = len({r["iteration"] for r in rows})
-    item.caption = ("Each rank's launching thread (the one with the most CUDA calls) over its "
+    item.caption = ("Each rank's launching thread (the training loop's) over its "
                     f"{steps} step(s), split by what it did, the first that applies: waiting "
                     "on the GPU, launching, data loading, OS calls, then the optimizer, backward "
                     "and forward phases, and other; the parts sum to the steps' time.")
