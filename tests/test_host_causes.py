@@ -144,3 +144,21 @@ def test_sync_stalls_equal_the_raw_export(shared_data, tmp_path):
             got[pid_of[row["rank"]]].append((row["blocked_ns"], row["gpu_idle_ns"]))
     assert {pid: sorted(c) for pid, c in got.items()} == {pid: sorted(c) for pid, c in want.items() if c}
     con.close()
+
+
+def test_kineto_data_loader_is_data_loading(tmp_path):
+    """The Kineto generator's slow DataLoader op: host_breakdown counts exactly its span (nothing
+    else runs on the loop's thread then) and the GPU's long idle gaps are data loading."""
+    from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+    known = generate_kineto_job(tmp_path / "traces", KinetoJobSpec(world_size=2, iterations=3, seed=2,
+                                                                   data_loader_ns=3_000_000))
+    con = tracewh.connect(tmp_path / "wh.duckdb")
+    assert all(r.status == "ingested" for r in ingest_paths(con, [tmp_path / "traces"], run="k"))
+    for row in rows(con, "host_breakdown"):
+        lo, hi = next((s, e) for n, s, e in known.iterations[row["rank"]] if n == row["iteration"])
+        spans = [(s, e) for s, e in known.data_loader[row["rank"]] if lo <= s < hi]
+        assert len(spans) == 1 and row["data_loading_ns"] == spans[0][1] - spans[0][0] >= 3_000_000
+        assert sum(row[column] for column in PARTS.values()) == row["iteration_ns"]
+    long_gaps = [r for r in rows(con, "idle_gaps") if r["size_bucket"] == "1-10ms"]
+    assert long_gaps and all(r["host_cause"] == "data loading" for r in long_gaps)
+    con.close()
