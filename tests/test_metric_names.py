@@ -1,5 +1,5 @@
-"""Names that mean one thing: the default phase names of nvtx_phases and memory_by_phase (the
-report's phase figures), and idle_pct."""
+"""Names that mean one thing: the default phase names of nvtx_phases, memory_by_phase and
+memory_timeline (the report's phase figures), and idle_pct."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ NAMES = {  # name -> is it a phase by default
 }
 
 
-@pytest.mark.parametrize("metric", ["nvtx_phases", "memory_by_phase"])
+@pytest.mark.parametrize("metric", ["nvtx_phases", "memory_by_phase", "memory_timeline"])
 def test_default_phases_include_torchrec_names(metric):
-    text = (sql_dir() / "metrics" / f"{metric}.sql").read_text()
-    default = re.search(r"getvariable\('phases'\) AS VARCHAR\),\s*'([^']+)'", text).group(1)
+    """Each takes its default from phase_pattern (sql/lib/phase_names.sql), one definition."""
+    assert "phase_pattern(getvariable('phases'))" in (sql_dir() / "metrics" / f"{metric}.sql").read_text()
     con = duckdb.connect()
-    got = {name: con.execute("SELECT regexp_matches(?, ?)", [name, default]).fetchone()[0]
+    con.execute((sql_dir() / "lib" / "phase_names.sql").read_text())
+    got = {name: con.execute("SELECT regexp_matches(?, phase_pattern(NULL))", [name]).fetchone()[0]
            for name in NAMES}
     assert got == NAMES
 

@@ -29,7 +29,7 @@ SAMPLE_DRAWN = {
     "scaling", "overlap_ddp_4ranks", "overlap_fsdp_4ranks_kineto", "bandwidth_fsdp_4ranks_kineto",
     "straggler_ddp_4ranks", "straggler_fsdp_4ranks_kineto", "iteration_time_ddp_4ranks",
     "iteration_time_fsdp_4ranks_kineto", "phases_ddp_4ranks", "phases_fsdp_4ranks_kineto",
-    "roofline_fsdp_4ranks_kineto", "tflops_runs",
+    "roofline_fsdp_4ranks_kineto", "tflops_runs", "host_ddp_4ranks", "host_fsdp_4ranks_kineto",
 }
 # the nsys sample has no message sizes; nothing samples memory beside either run
 SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "memory_ddp_4ranks": "no samples",
@@ -44,7 +44,7 @@ FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "sca
                  "iteration_time": "iteration_time", "phases": "nvtx_phases",
                  "memory": "memory_by_phase", "memory_timeline": "memory_timeline",
                  "memory_free": "memory_by_phase", "traffic": "traffic_distribution",
-                 "roofline": "op_efficiency", "tflops_runs": "scaling"}
+                 "roofline": "op_efficiency", "tflops_runs": "scaling", "host": "host_breakdown"}
 
 
 def cli(*args: str):

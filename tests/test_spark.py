@@ -43,6 +43,8 @@ NOT_ON_SPARK: dict[str, str] = {  # name -> why it cannot run on Spark
                      "RemoveRedundantAliases); the per-op models it reads are the lake's perf_ops table",
     "queue_length": "Spark 4's optimizer rejects its plan the same way (PLAN_VALIDATION_FAILED_RULE_IN_BATCH "
                     "in RemoveRedundantAliases)",
+    "host_breakdown": "Spark 4's optimizer rejects its plan the same way (PLAN_VALIDATION_FAILED_RULE_IN_BATCH "
+                      "in RemoveRedundantAliases)",
 }
 
 

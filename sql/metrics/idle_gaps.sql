@@ -1,11 +1,11 @@
 -- metric: idle_gaps
--- version: 5
+-- version: 6
 -- summary: Idle gaps between GPU busy islands per device, by cause and size
 -- unit: ns
 -- grain: run_id, rank, device_id, cause, size_bucket
--- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000)
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
--- uses: gpu_ops, intervals, iteration_tiles, ranks, scope
+-- uses: gpu_ops, host_activity, intervals, iteration_tiles, ranks, scope
 --
 -- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends
@@ -25,6 +25,19 @@
 -- start_ns / end_ns (UTC) cut ops to that window first; iteration_from / iteration_to keep the
 -- time of those iterations (GPU spans of the iterations as in temporal_breakdown), and a gap is
 -- never counted across the boundary of two kept stretches.
+-- What the host did during the gaps (version 6): for each gap at least cause_min_ns long
+-- (default 30 us; 0: every gap), the time the rank's launching thread spent, with
+-- host_breakdown's precedence (sql/lib/host_activity.sql), in
+--   sync_wait_ns     a call waiting for the GPU (sync_stalls' rules): the GPU idles because
+--                    the host waits for it, e.g. for another stream or device
+--   launching_ns     a CUDA call enqueueing GPU work: the host cannot launch fast enough
+--   data_loading_ns  a DataLoader op or data-loading range (data_pattern): the input pipeline
+--                    cannot keep up
+--   os_call_ns       an OS runtime call: I/O such as a checkpoint write, polls, locks
+--   other_host_ns    anything else (Python, the framework, no trace of the thread)
+-- summed over the row's gaps that long (attributed_ns, their total; the five add up to it),
+-- and host_cause, the largest of the five (NULL: no gap long enough). Shorter gaps (mostly
+-- the delay between back-to-back kernels) are left out: there are millions of them.
 WITH keys AS (
     -- one integer per device of a rank (integer keys sort and join fastest)
     SELECT rank_key, device_id, row_number() OVER (ORDER BY rank_key, device_id) AS grp
@@ -96,7 +109,11 @@ islands AS (
     SELECT device_grp, start_ns, launch_ns, prev_end_ns FROM intervals_union(kept)
 ),
 gaps AS (
-    SELECT device_grp, start_ns - prev_end_ns AS gap_ns,
+    SELECT device_grp, start_ns - prev_end_ns AS gap_ns, prev_end_ns AS gap_start_ns,
+           start_ns AS gap_end_ns,
+           CASE WHEN start_ns - prev_end_ns < 1000 THEN 1 WHEN start_ns - prev_end_ns < 10000 THEN 2
+                WHEN start_ns - prev_end_ns < 100000 THEN 3 WHEN start_ns - prev_end_ns < 1000000 THEN 4
+                WHEN start_ns - prev_end_ns < 10000000 THEN 5 ELSE 6 END AS bucket_order,
            CASE WHEN launch_ns > prev_end_ns THEN 'host wait'
                 WHEN launch_ns IS NOT NULL
                      AND start_ns - prev_end_ns
@@ -108,13 +125,62 @@ gaps AS (
 ),
 buckets AS (
     -- summed per device before anything is joined to the (few) result rows
-    SELECT device_grp, cause,
-           CASE WHEN gap_ns < 1000 THEN 1 WHEN gap_ns < 10000 THEN 2 WHEN gap_ns < 100000 THEN 3
-                WHEN gap_ns < 1000000 THEN 4 WHEN gap_ns < 10000000 THEN 5 ELSE 6 END AS bucket_order,
+    SELECT device_grp, cause, bucket_order,
            count(*) AS gaps, sum(gap_ns) AS total_ns, min(gap_ns) AS min_ns, max(gap_ns) AS max_ns,
            avg(gap_ns) AS avg_ns
     FROM gaps
     GROUP BY ALL
+),
+attributed AS MATERIALIZED (
+    -- the gaps long enough to ask what the host did, each with an id, on its rank's timeline
+    SELECT row_number() OVER (ORDER BY g.device_grp, g.gap_start_ns) AS gap_id, g.device_grp, g.cause,
+           g.bucket_order, g.gap_ns,
+           k.rank_key AS grp, g.gap_start_ns AS start_ns, g.gap_end_ns AS end_ns
+    FROM gaps g JOIN keys k ON k.grp = g.device_grp
+    WHERE g.gap_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)
+),
+host AS (
+    -- the launching thread's calls (0 sync wait, 1 launching), data loading (2), OS calls (3)
+    SELECT rank_key AS grp, start_ns, end_ns, layer
+    FROM host_calls()
+    WHERE rank_key IN (SELECT grp FROM attributed)
+    UNION ALL
+    SELECT r.rank_key, a.start_ns, a.end_ns, a.layer
+    FROM host_activity(getvariable('data_pattern'), NULL) a JOIN ranks r USING (run_id, rank)
+    WHERE a.layer IN (2, 3)
+),
+in_gaps AS (
+    -- host activity cut to the gaps it overlaps (binned equi-join, time_bins); a group per gap
+    SELECT g.gap_id AS grp, greatest(h.start_ns, g.start_ns) AS start_ns,
+           least(h.end_ns, g.end_ns) AS end_ns, h.layer
+    FROM time_bins(host) h
+    JOIN time_bins(attributed) g ON g.grp = h.grp AND g.bin = h.bin
+    WHERE h.start_ns < g.end_ns AND h.end_ns > g.start_ns
+      AND bin_of(greatest(h.start_ns, g.start_ns)) = h.bin
+),
+gap_host AS (
+    SELECT grp AS gap_id,
+           sum(end_ns - start_ns) FILTER (WHERE layer = 0) AS sync_wait_ns,
+           sum(end_ns - start_ns) FILTER (WHERE layer = 1) AS launching_ns,
+           sum(end_ns - start_ns) FILTER (WHERE layer = 2) AS data_loading_ns,
+           sum(end_ns - start_ns) FILTER (WHERE layer = 3) AS os_call_ns
+    FROM intervals_flatten(in_gaps)
+    GROUP BY grp
+),
+host_buckets AS (
+    SELECT a.device_grp, a.cause, a.bucket_order,
+           CAST(sum(a.gap_ns) AS BIGINT) AS attributed_ns,
+           CAST(coalesce(sum(h.sync_wait_ns), 0) AS BIGINT) AS sync_wait_ns,
+           CAST(coalesce(sum(h.launching_ns), 0) AS BIGINT) AS launching_ns,
+           CAST(coalesce(sum(h.data_loading_ns), 0) AS BIGINT) AS data_loading_ns,
+           CAST(coalesce(sum(h.os_call_ns), 0) AS BIGINT) AS os_call_ns
+    FROM attributed a LEFT JOIN gap_host h USING (gap_id)
+    GROUP BY ALL
+),
+host_cols AS (
+    SELECT *, attributed_ns - sync_wait_ns - launching_ns - data_loading_ns - os_call_ns
+              AS other_host_ns
+    FROM host_buckets
 )
 SELECT
     r.run_id,
@@ -128,8 +194,23 @@ SELECT
     b.min_ns,
     b.max_ns,
     b.avg_ns,
-    b.total_ns * 100.0 / sum(b.total_ns) OVER (PARTITION BY b.device_grp) AS share_of_idle_pct
+    b.total_ns * 100.0 / sum(b.total_ns) OVER (PARTITION BY b.device_grp) AS share_of_idle_pct,
+    h.attributed_ns,                           -- time of the gaps >= cause_min_ns (NULL: none)
+    h.sync_wait_ns,                            -- ... the launching thread spent waiting for the GPU
+    h.launching_ns,                            -- ... launching
+    h.data_loading_ns,                         -- ... loading data
+    h.os_call_ns,                              -- ... in OS runtime calls (I/O, ...)
+    h.other_host_ns,                           -- ... on anything else
+    CASE WHEN h.attributed_ns IS NULL THEN NULL
+         WHEN h.sync_wait_ns >= greatest(h.launching_ns, h.data_loading_ns, h.os_call_ns, h.other_host_ns)
+             THEN 'sync wait'
+         WHEN h.launching_ns >= greatest(h.data_loading_ns, h.os_call_ns, h.other_host_ns) THEN 'launching'
+         WHEN h.data_loading_ns >= greatest(h.os_call_ns, h.other_host_ns) THEN 'data loading'
+         WHEN h.os_call_ns >= h.other_host_ns THEN 'os call'
+         ELSE 'other' END AS host_cause        -- the largest of the five
 FROM buckets b
 JOIN keys k ON k.grp = b.device_grp
+LEFT JOIN host_cols h
+       ON h.device_grp = b.device_grp AND h.cause = b.cause AND h.bucket_order = b.bucket_order
 JOIN ranks r ON r.rank_key = k.rank_key
 ORDER BY r.run_id, r.rank, k.device_id, b.cause, b.bucket_order;

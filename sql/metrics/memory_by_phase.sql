@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase, start_ns, source, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
--- uses: devices, iterations, memory_events, nvtx_ranges, ranks, samples, scope
+-- uses: devices, iterations, memory_events, nvtx_ranges, phase_names, ranks, samples, scope
 --
 -- Two sources, each where the run has it, both side by side when it has both (column source):
 --   allocator  the rank's GPU allocator events (memory_events: Kineto [memory], nsys CUDA memory
@@ -32,8 +32,7 @@ WITH phases AS (
      AND n.start_ns >= i.start_ns AND n.start_ns < coalesce(i.end_ns, 9223372036854775807)
     WHERE n.kind IN ('push_pop', 'start_end', 'annotation') AND n.end_ns IS NOT NULL
       AND regexp_matches(coalesce(n.name, ''),
-              coalesce(CAST(getvariable('phases') AS VARCHAR),
-                       '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
+              phase_pattern(getvariable('phases')))
       AND scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
 sampled AS (

@@ -1,10 +1,10 @@
 -- metric: memory_timeline
--- version: 1
+-- version: 2
 -- summary: Allocated and reserved memory per rank and device over time, at every change or the highest per time bin, with the iteration and phase of each point
 -- unit: bytes
 -- grain: run_id, rank, device_type, device_id, ts_ns
 -- params: run (text, optional), rank (int, optional), bins (int, default 0), phases (text, optional)
--- uses: memory_events, nvtx_ranges, scope
+-- uses: memory_events, nvtx_ranges, phase_names, scope
 -- see: memory_events; torch.cuda.memory_allocated; nvtx_phases
 --
 -- From memory_events (allocator events). bins = 0: one point per event (the totals after it).
@@ -12,7 +12,9 @@
 -- events, at the bin's start, with the highest allocated and reserved in it (the peak is never
 -- lost between points). phase: the innermost range named by `phases` (a regular expression, as in
 -- memory_by_phase) running on the rank at the point, when there is one; iteration: the step
--- holding the point (bins: of the bin's highest point).
+-- holding the point (bins: of the bin's highest point). Version 2: the default `phases` is
+-- phase_pattern's (sql/lib/phase_names.sql), the one nvtx_phases and memory_by_phase use: it
+-- also names TorchRec's `## forward ##` ranges, which version 1 left without a phase.
 -- Shell: SET VARIABLE bins = 200; .read sql/metrics/memory_timeline.sql
 WITH picked AS (
     SELECT run_id, rank, device_type, device_id, start_ns, allocated, reserved, derived, iteration
@@ -45,8 +47,7 @@ phases AS (
     FROM nvtx_ranges
     WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
       AND regexp_matches(coalesce(name, ''),
-              coalesce(CAST(getvariable('phases') AS VARCHAR),
-                       '(^|[.:])(forward|backward|optimizer|optimizer_step|_take_model_step|step)$'))
+              phase_pattern(getvariable('phases')))
 )
 SELECT t.run_id, t.rank, t.device_type, t.device_id, t.ts_ns, t.allocated, t.reserved,
        t.reserved - t.allocated AS fragmentation, t.derived, t.iteration,

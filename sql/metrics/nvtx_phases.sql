@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase
 -- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
--- uses: nvtx_ranges, scope, training_steps
+-- uses: nvtx_ranges, phase_names, scope, training_steps
 --
 -- A phase is an NVTX range (or Kineto user annotation) whose name matches `phases`, a regular
 -- expression; the default matches names ending in forward, backward, optimizer, step,
@@ -35,8 +35,7 @@ phases AS (
     FROM nvtx_ranges
     WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
       AND regexp_matches(coalesce(name, ''),
-              coalesce(CAST(getvariable('phases') AS VARCHAR),
-                       '(^|[.:]|## )(forward|backward|optimizer|optimizer_step|_take_model_step|step)( ##)?$'))
+              phase_pattern(getvariable('phases')))
       AND (getvariable('step_pattern') IS NULL
            OR NOT regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR)))
       AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))

@@ -680,6 +680,49 @@ def fig_phases(ctx: _Context, item: Item, run: str):
     return fig
 
 
+HOST_PARTS = (
+    ("data_loading_ns", "data loading", "#E69F00"),
+    ("forward_ns", "forward", "#56B4E9"),
+    ("backward_ns", "backward", "#0072B2"),
+    ("optimizer_ns", "optimizer", "#009E73"),
+    ("sync_wait_ns", "sync wait", "#D55E00"),
+    ("os_call_ns", "OS calls", "#CC79A7"),
+    ("launching_ns", "launching", "#F0E442"),
+    ("other_ns", "other", "#D0D0D0"),
+)
+
+
+def fig_host_breakdown(ctx: _Context, item: Item, run: str):
+    """Per rank, the launching thread's time over the run's steps, by what it did."""
+    rows = _rows(ctx, item, "host_breakdown", run=run)
+    if not rows:
+        raise Skip("host_breakdown returned no rows: the run has no iterations")
+    ranks = sorted({r["rank"] for r in rows})
+    totals = {rank: {column: sum(r[column] for r in rows if r["rank"] == rank)
+                     for column, _, _ in HOST_PARTS + (("iteration_ns", "", ""),)} for rank in ranks}
+    fig = _figure(ctx.options)
+    ax = fig.add_subplot()
+    positions = list(range(len(ranks)))
+    left = [0.0] * len(ranks)
+    for column, label, colour in HOST_PARTS:
+        values = [100.0 * totals[rank][column] / (totals[rank]["iteration_ns"] or 1) for rank in ranks]
+        ax.barh(positions, values, left=left, color=colour, label=label, height=0.75,
+                edgecolor="white", linewidth=0.3)
+        left = [a + b for a, b in zip(left, values)]
+    _thin_ticks(ax, positions, _rank_labels(ranks))
+    ax.invert_yaxis()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of the steps' host time")
+    ax.set_title(f"{run}: host time per rank (launching thread)")
+    _outside_legend(fig, ax, ncols=4)
+    steps = len({r["iteration"] for r in rows})
+    item.caption = ("Each rank's launching thread (the training loop's) over its "
+                    f"{steps} step(s), split by what it did, the first that applies: waiting "
+                    "on the GPU, launching, data loading, OS calls, then the optimizer, backward "
+                    "and forward phases, and other; the parts sum to the steps' time.")
+    return fig
+
+
 def _short(name: str, most: int = 38) -> str:
     return name if len(name) <= most else name[: most - 1] + "…"
 
@@ -1068,6 +1111,7 @@ def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, 
     plan += per_run("6. Iteration time", "iteration_time", "Iteration time per step",
                     fig_iteration_time)
     plan += per_run("7. Phases", "phases", "Forward / backward / optimizer phases", fig_phases)
+    plan += per_run("7. Phases", "host", "Host time per rank", fig_host_breakdown)
     plan += per_run("8. Memory by phase", "memory", "Memory by phase", fig_memory)
     plan += per_run("8. Memory by phase", "memory_timeline", "GPU memory over time",
                     fig_memory_timeline)

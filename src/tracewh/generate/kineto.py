@@ -126,6 +126,7 @@ class KinetoJobSpec:
     host_prefix: str = "node"
     target_bytes_per_rank: int | None = None  # when set, overrides ``layers`` (file size per rank)
     record_shapes: bool = True  # False: cpu_op args without Input Dims/type/Strides/Concrete Inputs
+    data_loader_ns: int = 0  # > 0: each step starts with a DataLoader __next__ cpu_op this long (slow input)
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.iterations, self.layers, self.gpus_per_node) < 1:
@@ -233,6 +234,7 @@ class KinetoTruth:
     nccl_ops: dict[int, list[NcclOpTruth]] = field(default_factory=dict)
     comm_overlap_ns: dict[int, int] = field(default_factory=dict)  # |comm kernels ∩ compute kernels|
     event_counts: dict[int, Counter] = field(default_factory=dict)  # (ph, cat or None) -> events in the file
+    data_loader: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # DataLoader ops (start, end) UTC
 
     def memcpy_bytes(self, rank: int) -> int:
         return sum(m.bytes for m in self.memcpy[rank])
@@ -340,6 +342,7 @@ def _shapes(concrete, types, strides, dims) -> str:
 
 X2D, W2D = [TOKENS, HIDDEN], [HIDDEN, HIDDEN]
 S2D, ST2D = [HIDDEN, 1], [1, HIDDEN]
+DATA_LOADER_OP = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 MID = {
     "aten::linear": _shapes(["", "", ""], [_BF] * 3, [S2D, S2D, [1]], [X2D, W2D, [HIDDEN]]),
     "aten::t": _shapes([""], [_BF], [S2D], [W2D]),
@@ -547,6 +550,7 @@ class _Rank:
         self.window_start = self.t - rnd(200_000, 600_000)
         self.iteration = 0
         self.fwd_seqs: list[tuple[int, int]] = []
+        self.loader_spans: list[tuple[int, int]] = []
 
     # ---- primitives -------------------------------------------------------------------------
 
@@ -784,6 +788,11 @@ class _Rank:
         self._adv(30_000, 150_000)
         self.step_slot, self.step_ann = self._annotation_open(buf, f"ProfilerStep#{n}", tid)
         self.step_start = self.step_slot[1]
+        if self.spec.data_loader_ns:  # the next batch, on the loop's thread: the GPU waits
+            slot = self._open(buf, DATA_LOADER_OP, tid)
+            self.t = slot[1] + self.spec.data_loader_ns - 1_500
+            end = self._close(buf, slot, "cpu_op", DATA_LOADER_OP, tid, "", tail=1_500)
+            self.loader_spans.append((self.base + slot[1] + self.shift, self.base + end + self.shift))
         for nbytes in (262_144, 262_144):  # input ids, labels
             to = self._open(buf, "aten::to", tid)
             tc = self._open(buf, "aten::_to_copy", tid)
@@ -965,6 +974,7 @@ class _Rank:
         truth.cpu_ops[r] = self.n_cpu_ops
         truth.user_annotations[r], truth.gpu_annotations[r] = self.host_anns, self.gpu_anns
         truth.iterations[r], truth.nccl_ops[r] = self.steps, self.nccl
+        truth.data_loader[r] = self.loader_spans
         truth.comm_overlap_ns[r] = _overlap(
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "compute"],
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "comm"])

@@ -17,6 +17,15 @@ Job model (per rank, per iteration ``N``; everything CPU-side on the rank's main
                   cudaMemcpyAsync DtoD
       cudaMemcpyAsync DtoH (loss), cudaStreamSynchronize (waits for both streams)
 
+Host-side causes of GPU idle time (``JobSpec`` options, off by default; ``JobTruth.host`` then lists
+every main-thread activity, ``truth.py`` computes host_breakdown's and idle_gaps' answers from it):
+``data_loader_ns`` starts each step with an ``enumerate(DataLoader)#...__next__`` NVTX range that
+long (the GPU drains and waits); ``checkpoint_every`` ends every Nth step, after the sync, with a
+checkpoint write as OS runtime calls (OSRT_API: open64, 4 x write, fsync, close); ``sync_stalls``
+makes the input copy pageable, the loss copy a blocking ``cudaMemcpy``, writes the
+CUPTI_ACTIVITY_KIND_SYNCHRONIZATION rows of the stream syncs and puts a ``cudaDeviceSynchronize``
+before each checkpoint.
+
 Sizes: kernels per iteration = layers * 18 + 4 + (2 if world_size > 1 else 1), see
 ``JobSpec.kernels_per_rank``; ``kernels_per_rank_target`` picks ``layers`` for a wanted total
 (8 ranks x 250k kernels: ``JobSpec(world_size=8, iterations=5, kernels_per_rank_target=250_000)``).
@@ -62,6 +71,11 @@ from .truth import kernel_summary
 
 SCHEMA_SQL = Path(__file__).with_name("nsys_schema.sql")
 MEMORY_SCHEMA_SQL = Path(__file__).with_name("nsys_memory_schema.sql")
+# tables created on their first rows, as nsys leaves empty tables out: name -> CREATE TABLE
+LAZY_TABLES = {ddl.split()[2]: ddl for ddl in (
+    statement[statement.index("CREATE TABLE"):]
+    for statement in Path(__file__).with_name("nsys_schema_lazy.sql").read_text().split(";\n")
+    if "CREATE TABLE" in statement)}
 
 VM_BITS = 1 << 48  # VM id 1 on a normal Linux capture
 COMPUTE_STREAM = 7
@@ -100,6 +114,15 @@ class JobSpec:
     phases: tuple[tuple[str, tuple[KernelType, ...]], ...] | None = None
     # nsys profile --cuda-memory-usage=true: CUDA_GPU_MEMORY_USAGE_EVENTS rows (see _Rank._memory_*)
     memory_usage: bool = False
+    # Host-side causes of GPU idle time, all off by default (existing fixtures stay the same):
+    data_loader_ns: int = 0  # each step starts with a DataLoader __next__ range this long (ns)
+    checkpoint_every: int = 0  # every Nth step ends with a checkpoint write (OS runtime calls)
+    sync_stalls: bool = False  # sync rows, a blocking cudaMemcpy, a pageable copy, cudaDeviceSynchronize
+
+    @property
+    def host_causes(self) -> bool:
+        """Whether the main thread's activities are recorded in the truth (JobTruth.host)."""
+        return bool(self.data_loader_ns or self.checkpoint_every or self.sync_stalls)
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.ranks_per_file, self.iterations, self.layers) < 1:
@@ -197,6 +220,10 @@ class JobTruth:
     nccl_ops: dict[int, list[NcclOpTruth]] = field(default_factory=dict)
     comm_overlap_ns: dict[int, int] = field(default_factory=dict)  # comm kernels ∩ compute kernels
     memory: dict[int, list[MemoryTruth]] = field(default_factory=dict)  # JobSpec.memory_usage only
+    # spec.host_causes only: the main thread's activities as (category, start, end) UTC ns, the
+    # categories of HOST_CATEGORIES, and every GPU op's (start, end) UTC ns (truth.py reads them)
+    host: dict[int, list[tuple[str, int, int]]] = field(default_factory=dict)
+    gpu_busy: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
 
     def kernel_summary(self, rank: int | None = None) -> dict[str, dict]:
         """Per kernel name, the numbers of nsys stats -r cuda_gpu_kern_sum (see truth.py)."""
@@ -412,6 +439,7 @@ SENDRECV = _nccl("ncclDevKernel_SendRecv")
 # copy kind -> (ENUM_CUDA_MEMCPY_OPER id, srcKind, dstKind, bytes per ns); mem kinds: 0 pageable, 1 pinned, 2 device
 COPY_KINDS = {"HtoD": (1, 1, 2, 24.0), "DtoH": (2, 2, 0, 12.0), "DtoD": (8, 2, 2, 1500.0)}
 
+DATA_LOADER_RANGE = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 GPU = dict(name="NVIDIA H100 80GB HBM3", l2=52428800, memory=85899345920, bandwidth=3352320000000,
            clock=1980000000, sms=132, chip="GH100")
 BUS_IDS = ("18", "2A", "3A", "5D", "9A", "AB", "BA", "DB")
@@ -437,6 +465,9 @@ class _Report:
         self.memset: list[tuple] = []
         self.nvtx: list[tuple] = []
         self.memory: list[tuple] = []
+        self.syncs: list[tuple] = []
+        self.osrt: list[tuple] = []
+        self.lazy_created: set[str] = set()
         self.ranks: list[_Rank] = []
         path.unlink(missing_ok=True)
         self.conn = sqlite3.connect(path, isolation_level=None)
@@ -489,9 +520,14 @@ class _Report:
         self.conn.execute(self.kernel_sql)
         self.conn.execute("DELETE FROM kernel_stage")
         self.kernels.clear()
+        for table, rows in (("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", self.syncs), ("OSRT_API", self.osrt)):
+            if rows and table in LAZY_TABLES and table not in self.lazy_created:
+                self.conn.execute(LAZY_TABLES[table])
+                self.lazy_created.add(table)
         for table, rows in (("CUPTI_ACTIVITY_KIND_RUNTIME", self.runtime),
                             ("CUPTI_ACTIVITY_KIND_MEMCPY", self.memcpy), ("CUPTI_ACTIVITY_KIND_MEMSET", self.memset),
-                            ("NVTX_EVENTS", self.nvtx), ("CUDA_GPU_MEMORY_USAGE_EVENTS", self.memory)):
+                            ("NVTX_EVENTS", self.nvtx), ("CUDA_GPU_MEMORY_USAGE_EVENTS", self.memory),
+                            ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", self.syncs), ("OSRT_API", self.osrt)):
             rows.sort(key=itemgetter(0))
             self.insert(table, rows)
             rows.clear()
@@ -650,6 +686,11 @@ class _Rank:
             "cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020",
             "cudaEventRecord_v3020", "cudaStreamWaitEvent_v3020", "cudaStreamSynchronize_v3020",
             "ncclAllReduce", "ncclCommCount", "ncclGroupStart", "ncclSend", "ncclRecv", "ncclGroupEnd")}
+        if spec.sync_stalls:  # interned only when used: the default exports stay the same
+            self.ids.update({name: report.sid(name) for name in ("cudaMemcpy_v3020", "cudaDeviceSynchronize_v3020")})
+        self.host: list[tuple[str, int, int]] | None = [] if spec.host_causes else None
+        self.memset_spans: list[tuple[int, int]] = []
+        self.phase_spans: list[tuple[str, int, int]] = []
 
     # ---- primitives -------------------------------------------------------------------------
 
@@ -659,8 +700,9 @@ class _Rank:
         return self.cpu
 
     def _api(self, name: str, event_class: int = 0, dur: int = 2_000, spread: int = 3_000,
-             returns_after: int = 0) -> tuple[int, int]:
-        """One CUDA API call on the main thread; returns (start, correlationId)."""
+             returns_after: int = 0, category: str | None = None) -> tuple[int, int]:
+        """One CUDA API call on the main thread; returns (start, correlationId). ``category``:
+        what the call is in the host truth (launch, sync; None: neither)."""
         start = self._step(800, 1_500)
         end = self.cpu = max(self._step(dur, spread), returns_after)
         corr = self.corr
@@ -668,7 +710,27 @@ class _Rank:
         self.runtime_calls += 1
         self.report.runtime.append((start - self.off, end - self.off, event_class, self.gtid, corr, self.ids[name], 0,
                                     None))
+        if category:
+            self._log(category, start, end)
         return start, corr
+
+    def _log(self, category: str, start: int, end: int) -> None:
+        """Record a main-thread activity in the host truth (job clock in, UTC out)."""
+        if self.host is not None:
+            self.host.append((category, self.utc0 + start, self.utc0 + end))
+
+    def _sync_row(self, start: int, end: int, corr: int, sync_type: int, stream: int = 4294967295) -> None:
+        """The CUPTI record of a host wait (3 = stream sync, 4 = context sync; 2^32 - 1 = none)."""
+        self.report.syncs.append((start - self.off, end - self.off, self.device_id, self.context_id, None, stream,
+                                  corr, self.gpid, None, sync_type, 4294967295, None))
+
+    def _os_call(self, name: str, dur: int, returns: int = 0) -> None:
+        """One OS runtime call on the main thread (OSRT_API, event class 27 as nsys writes it)."""
+        start = self._step(2_000, 0)
+        end = self.cpu = start + dur
+        self.report.osrt.append((start - self.off, end - self.off, 27, self.gtid, 0, self.report.sid(name), returns, 0,
+                                 0))
+        self._log("os", start, end)
 
     def _range(self, start: int, end: int, text: str | None = None, text_id: int | None = None,
                domain: int = 0) -> None:
@@ -696,6 +758,7 @@ class _Rank:
         off, utc0, gtid, gpid, dev, ctx = self.off, self.utc0, self.gtid, self.gpid, self.device_id, self.context_id
         launch_id = self.ids["cudaLaunchKernel_v7000"]
         runtime, rows, truth = report.runtime.append, report.kernels.append, self.kernels.append
+        host = None if self.host is None else self.host.append
         new_tuple = tuple.__new__
         t, free, corr, grid_id = self.cpu, self.compute_free, self.corr, self.grid_id
         for kt, type_id in kernels:
@@ -705,6 +768,8 @@ class _Rank:
                 api_start = paced
             t = api_start + 2_500 + int(4_000 * rnd())
             runtime((api_start - off, t - off, 0, gtid, corr, launch_id, 0, None))
+            if host is not None:
+                host(("launch", utc0 + api_start, utc0 + t))
             u = rnd()  # ~3% of kernels follow an idle gap, the rest ~1-3 us after their predecessor
             gap = 1_000 + int(2_000 * u) if u >= 0.03 else 20_000 + int(6_000_000 * u)
             start = free + gap
@@ -724,20 +789,32 @@ class _Rank:
         """Memory operations queue on the compute stream like kernels."""
         return max(self.compute_free + 1_500, api_start + 4_000)
 
-    def _memcpy(self, kind: str, nbytes: int, n: int) -> None:
+    def _memcpy(self, kind: str, nbytes: int, n: int, api: str = "cudaMemcpyAsync_v3020",
+                pageable: bool = False) -> None:
+        """A copy on the compute stream. ``api`` cudaMemcpy: the call returns after the copy ends
+        (blocking); ``pageable``: the host side is pageable memory (the call stages it: a stall)."""
         copy_kind, src, dst, bytes_per_ns = COPY_KINDS[kind]
-        api_start, corr = self._api("cudaMemcpyAsync_v3020", dur=5_000, spread=8_000)
+        if pageable:
+            src, dst = (0 if src == 1 else src), (0 if dst == 1 else dst)
+        blocking = not api.startswith("cudaMemcpyAsync")
+        api_start, corr = self._api(api, dur=5_000, spread=8_000)
         start = self._gpu_op_start(api_start)
         end = self.compute_free = start + 1_500 + int(nbytes / bytes_per_ns)
+        if blocking:  # the call returns 2 us after its copy ends
+            row = self.report.runtime[-1]
+            self.cpu = max(self.cpu, end + 2_000)
+            self.report.runtime[-1] = (row[0], self.cpu - self.off, *row[2:])
+        self._log("sync" if blocking or pageable else "launch", api_start, self.cpu)
         self.report.memcpy.append((start - self.off, end - self.off, self.device_id, self.context_id, 0, COMPUTE_STREAM,
                                    corr, self.gpid, nbytes, copy_kind, None, src, dst, None, None, None, None, None,
                                    None, None, 1))
         self.memcpys.append(MemcpyTruth(nbytes, kind, self.utc0 + start, self.utc0 + end, n))
 
     def _memset(self, nbytes: int) -> None:
-        api_start, corr = self._api("cudaMemsetAsync_v3020", dur=3_000, spread=3_000)
+        api_start, corr = self._api("cudaMemsetAsync_v3020", dur=3_000, spread=3_000, category="launch")
         start = self._gpu_op_start(api_start)
         end = self.compute_free = start + 1_000 + nbytes // 2_000
+        self.memset_spans.append((self.utc0 + start, self.utc0 + end))
         self.report.memset.append((start - self.off, end - self.off, self.device_id, self.context_id, 0, COMPUTE_STREAM,
                                    corr, self.gpid, 0, nbytes, None, 2))
         self.memsets += 1
@@ -746,7 +823,7 @@ class _Rank:
         """The NCCL stream waits for the work queued so far on the compute stream, then runs the kernel."""
         self._api("cudaEventRecord_v3020")
         self._api("cudaStreamWaitEvent_v3020")
-        start, corr = self._api("cuLaunchKernelEx", event_class=1, dur=6_000, spread=4_000)
+        start, corr = self._api("cuLaunchKernelEx", event_class=1, dur=6_000, spread=4_000, category="launch")
         self._api("cudaEventRecord_v3020")
         ready = max(start + 200_000 + int(300_000 * self.rng.random()), self.compute_free + 2_000)
         self.pending[kernel.short] = _PendingNccl(corr, ready, n)
@@ -784,7 +861,11 @@ class _Rank:
 
     def forward_backward(self, n: int, layers: int) -> None:
         self.step_start = self._step(50_000, 250_000)
-        self._memcpy("HtoD", 262_144, n)  # input ids
+        if self.report.spec.data_loader_ns:  # the next batch, on the main thread (the GPU waits)
+            end = self.cpu = self.step_start + self.report.spec.data_loader_ns
+            self._range(self.step_start, end, DATA_LOADER_RANGE)
+            self._log("data", self.step_start, end)
+        self._memcpy("HtoD", 262_144, n, pageable=self.report.spec.sync_stalls)  # input ids
         self._memcpy("HtoD", 262_144, n)  # labels
         self._memset(4 << 20)
         fwd_start = self._step(5_000, 5_000)
@@ -820,15 +901,35 @@ class _Rank:
         if self.report.spec.memory_usage:
             self._memory_optimizer(n)
         opt_end = self._step(2_000, 2_000)
-        self._memcpy("DtoH", 4, n)  # loss.item()
+        spec = self.report.spec
+        self._memcpy("DtoH", 4, n, api="cudaMemcpy_v3020" if spec.sync_stalls else "cudaMemcpyAsync_v3020")  # loss.item()
         drained = max(self.compute_free, self.nccl_free) + 3_000 + int(5_000 * self.rng.random())
-        self._api("cudaStreamSynchronize_v3020", dur=1_000, spread=1_000, returns_after=drained)
+        start, corr = self._api("cudaStreamSynchronize_v3020", dur=1_000, spread=1_000, returns_after=drained,
+                                category="sync")
+        if spec.sync_stalls:
+            self._sync_row(start, self.cpu, corr, 3, COMPUTE_STREAM)
+        if spec.checkpoint_every and n % spec.checkpoint_every == 0:
+            self._checkpoint()
         step_end = self._step(5_000, 10_000)
         self._range(self.step_start, step_end, f"ProfilerStep#{n}")
         self._range(*self.fwd, "forward")
         self._range(*self.bwd, "backward")
         self._range(opt_start, opt_end, "optimizer")
+        if self.host is not None:
+            self.phase_spans += [("forward", *self.fwd), ("backward", *self.bwd), ("optimizer", opt_start, opt_end)]
         self.steps.append((n, self.utc0 + self.step_start, self.utc0 + step_end))
+
+    def _checkpoint(self) -> None:
+        """torch.save of the state: wait for the whole device, then open, write, fsync, close."""
+        if self.report.spec.sync_stalls:
+            start, corr = self._api("cudaDeviceSynchronize_v3020", dur=3_000, spread=0,
+                                    returns_after=max(self.compute_free, self.nccl_free) + 1_000, category="sync")
+            self._sync_row(start, self.cpu, corr, 4)
+        self._os_call("open64", 20_000, returns=3)
+        for _ in range(4):
+            self._os_call("write", 1_500_000, returns=64 << 20)
+        self._os_call("fsync", 3_000_000)
+        self._os_call("close", 5_000)
 
     def end(self) -> None:
         self._mark("train:end")
@@ -890,6 +991,11 @@ class _Rank:
         truth.memset[r], truth.runtime_calls[r] = self.memsets, self.runtime_calls
         truth.nvtx_ranges[r] = self.nvtx_ranges
         truth.memory[r] = self.memory
+        if self.host is not None:
+            phases = [(name, self.utc0 + lo, self.utc0 + hi) for name, lo, hi in self.phase_spans]
+            truth.host[r] = self.host + phases
+            truth.gpu_busy[r] = ([(k.start_ns, k.end_ns) for k in truth.kernels[r]]
+                                 + [(m.start_ns, m.end_ns) for m in self.memcpys] + self.memset_spans)
         truth.comm_overlap_ns[r] = _overlap(
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "compute"],
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "comm"])
