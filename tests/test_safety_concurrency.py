@@ -37,6 +37,18 @@ def start_tracewh(*args: str) -> subprocess.Popen:
                             text=True)
 
 
+def until_waiting(process: subprocess.Popen) -> str:
+    """The stderr `process` wrote up to and including its "waiting for the warehouse" line (all of
+    it, if it ended without one): a loaded machine can take longer to start a CLI than any fixed
+    sleep, so the tests release the holder only once the waiter says it waits."""
+    seen = []
+    for line in process.stderr:
+        seen.append(line)
+        if "waiting for the warehouse" in line:
+            break
+    return "".join(seen)
+
+
 class Holder:
     """Another tracewh process holding the warehouse for writing, until release()."""
 
@@ -117,10 +129,11 @@ def test_writer_waits_for_the_holder_then_finishes(jobs, reference, tmp_path):
     assert tracewh("ingest", str(jobs / "job_a"), "--db", str(db)).returncode == 0
     holder = Holder(db)
     waiting = start_tracewh("ingest", str(jobs / "job_b"), "--db", str(db), "--wait", "60")
-    time.sleep(1.5)
-    assert waiting.poll() is None  # still waiting
+    said = until_waiting(waiting)
+    assert waiting.poll() is None, said  # still waiting
     holder.release()
-    _, err = waiting.communicate(timeout=120)
+    _, rest = waiting.communicate(timeout=120)
+    err = said + rest
     assert waiting.returncode == 0, err
     assert f"waiting for the warehouse {db} (held by another tracewh" in err
     assert content_checksums(db) == reference
@@ -156,12 +169,13 @@ def test_readers_wait_or_say_busy_while_a_writer_holds_it(jobs, tmp_path, comman
         busy = tracewh(*command, "--db", str(db), "--wait", "0")
         waiting = start_tracewh(*command, "--db", str(db), "-f", "csv") if command[0] in (
             "query", "sql", "runs") else start_tracewh(*command, "--db", str(db))
-        time.sleep(1.0)
-        assert waiting.poll() is None
+        said = until_waiting(waiting)
+        assert waiting.poll() is None, said
     finally:
         holder.release()
     assert busy.returncode == 1 and busy_line(busy.stderr), busy.stderr
-    out, err = waiting.communicate(timeout=60)
+    out, rest = waiting.communicate(timeout=60)
+    err = said + rest
     assert waiting.returncode == 0, err
     assert "waiting for the warehouse" in err
 
