@@ -26,8 +26,11 @@ demo: $(BIN)/tracewh
 
 ## Run the test suite, the Spark agreement test included (real traces from ../shared/data are
 ## used when present; the Spark test is skipped, saying why, without Java 17+).
+## TEST_JOBS worker processes (pytest-xdist; each file runs whole in one worker); TEST_JOBS=0 runs
+## in this process alone.
+TEST_JOBS ?= 2
 test: $(BIN)/tracewh
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -n $(TEST_JOBS) --dist loadfile
 
 ## Only the Spark agreement test (every metric on a local Spark session equals DuckDB).
 test-spark: $(BIN)/tracewh
