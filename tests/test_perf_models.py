@@ -165,7 +165,7 @@ def test_unknown_device_gives_null_peaks_and_says_why(job):
     con, _ = job
     rows = _rows(con, "op_efficiency", rank=0, device="Imaginary GPU 9000")
     assert all(r["peak_tflops"] is None and r["pct_of_bound"] is None for r in rows)
-    assert {r["reason"] for r in rows} == {"device 'Imaginary GPU 9000' is not in device_peaks (version 1)"}
+    assert {r["reason"] for r in rows} == {"device 'Imaginary GPU 9000' is not in device_peaks (version 2)"}
     assert all(r["tflops_per_s"] > 0 for r in rows)
 
 
@@ -179,3 +179,12 @@ def test_a_trace_without_shapes_says_so_once_per_rank(tmp_path_factory):
         assert all(r["counted_tflop"] is None and "record_shapes=False" in r["reason"] for r in mfu)
     finally:
         con.close()
+
+
+def test_an_mi250x_rank_gets_one_gcds_peaks(job):
+    """ROCm shows each of an MI250X's two dies (GCDs) as a GPU and a rank runs on one: the
+    datasheet's module figures (383 TFLOP/s FP16/BF16, 3.2768 TB/s) halved."""
+    con, _ = job
+    row = [r for r in _rows(con, "op_efficiency", rank=0, device="AMD Instinct MI250X")
+           if r["name"] == "aten::addmm"][0]
+    assert (row["device"], row["peak_tflops"], row["peak_tbps"]) == ("MI250X", 383 / 2, 3.2768 / 2)

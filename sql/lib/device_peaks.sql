@@ -1,16 +1,19 @@
 -- uses: devices, ranks, runs
--- device_peaks(), version 1: dense (no 2:4 sparsity) peak TFLOP/s per data type and HBM bandwidth
+-- device_peaks(), version 2: dense (no 2:4 sparsity) peak TFLOP/s per data type and HBM bandwidth
 -- per GPU, from the vendors' datasheets; each row names its source. A device name (devices.name,
 -- a workload card's workload.hardware.xpu_spec.model, or a metric's `device` parameter) matches
 -- the first row, by `priority`, whose `pattern` it matches (ILIKE): rank_device_peaks below.
 -- fp16/bf16/tf32/fp8 are tensor-core (matrix-core) peaks; fp32 and fp64 are the vector peaks, the rate plain FP32 math and FP64 without tensor cores reach. NULL:
 -- the device has no such rate (V100: no bf16, tf32, fp8), or its datasheet does not give one.
 -- Editing a row changes every metric that reads it: raise the version above and say so.
+-- Version 2: MI250X per GCD (version 1 gave the two-die module's peaks to each rank). Checked
+-- against the datasheet figures on 2026-11-24: V100, A100 40/80 GB, H100 NVL, H200, L40S,
+-- MI250X, MI325X (dense = half the "with sparsity" figures NVIDIA prints).
 -- A table macro, not a view: views are per-run data (the Parquet lake partitions them by run).
 -- Shell: SELECT * FROM device_peaks();
 CREATE OR REPLACE MACRO device_peaks() AS TABLE
 SELECT
-    1 AS table_version,
+    2 AS table_version,
     device,           -- key
     pattern,          -- ILIKE pattern over device names
     priority,         -- first match wins (specific variants before the family)
@@ -49,8 +52,10 @@ FROM (VALUES
      'NVIDIA Blackwell datasheet, HGX B200 column, per GPU (dense = half the sparsity figures)'),
     ('L40S', '%L40S%', 60, NULL, 91.6, 183.0, 362.05, 362.05, 733.0, 0.864,
      'NVIDIA L40S GPU datasheet (dense = half the sparsity figures)'),
-    ('MI250X', '%MI250X%', 70, 47.9, 47.9, NULL, 383.0, 383.0, NULL, 3.2768,
-     'AMD Instinct MI250X accelerator data sheet (vector FP64/FP32, matrix FP16/BF16)'),
+    ('MI250X', '%MI250X%', 70, 23.95, 23.95, NULL, 191.5, 191.5, NULL, 1.6384,
+     'AMD Instinct MI250X accelerator data sheet, per GCD: the module''s vector FP64/FP32 47.9, '
+     || 'matrix FP16/BF16 383 TFLOP/s and 3.2768 TB/s halved, as ROCm shows each of its two GCDs '
+     || 'as a GPU of its own and a rank runs on one (Pawsey Setonix GPU node docs)'),
     ('MI300X', '%MI300X%', 80, 81.7, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 5.3,
      'AMD Instinct MI300X accelerator data sheet (vector FP64/FP32, matrix TF32/FP16/BF16/FP8, dense)'),
     ('MI325X', '%MI325X%', 81, 81.7, 163.4, 653.7, 1307.4, 1307.4, 2614.9, 6.0,

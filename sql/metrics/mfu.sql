@@ -1,5 +1,5 @@
 -- metric: mfu
--- version: 1
+-- version: 2
 -- summary: Model FLOPs utilisation per iteration: FLOPs the op models count, and 6 x parameters x tokens from the workload card, over step time x device peak
 -- unit: percent
 -- grain: run_id, rank, iteration

@@ -1,5 +1,5 @@
 -- metric: op_efficiency
--- version: 1
+-- version: 2
 -- summary: FLOPs, bytes, TFLOP/s, TB/s and roofline position of each modelled op, per unique shape or per instance
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
