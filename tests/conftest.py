@@ -46,3 +46,27 @@ def con(db_path):
     connection = tracewh.connect(db_path)
     yield connection
     connection.close()
+
+
+# The TraceLens peer traces (../shared/data/kineto/tracelens), run name -> file below it
+TRACELENS = {
+    "h100_bert": "pairs/h100/gaunernst_bert-small-uncased__1016001.json.gz",
+    "mi300_bert": "pairs/mi300/gaunernst_bert-small-uncased__1016001.json.gz",
+    "h100_vit": "pairs/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
+    "mi300_vit": "pairs/mi300/Falconsai_nsfw_image_detection__1016002.json.gz",
+    "h100_timesformer": "pairs/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
+    "b200": "b200/eager_trace.json.gz",
+    "mi300_resnet": "mi300/resnet_act_checkpoint.json.gz",
+}
+
+
+@pytest.fixture(scope="session")
+def tracelens_warehouse(shared_data, tmp_path_factory):
+    """One warehouse of every TraceLens trace, each its own run (read-only use)."""
+    from tracewh.ingest import ingest_paths
+    con = tracewh.connect(tmp_path_factory.mktemp("tracelens") / "wh.duckdb")
+    for run, rel in TRACELENS.items():
+        results = ingest_paths(con, [shared_data / "kineto" / "tracelens" / rel], run=run, jobs=1)
+        assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
+    yield con
+    con.close()

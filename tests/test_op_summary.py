@@ -13,20 +13,12 @@ from pathlib import Path
 import pytest
 
 import tracewh
+from conftest import TRACELENS
 from tracewh.generate.kineto import HIDDEN, TOKENS, KinetoJobSpec, generate_kineto_job
 from tracewh.ingest import ingest_paths
 from tracewh.metrics import find_metric, run_metric
 
 LAYERS, ITERATIONS = 2, 3
-TRACES = {  # run -> file below kineto/tracelens
-    "h100_bert": "pairs/h100/gaunernst_bert-small-uncased__1016001.json.gz",
-    "mi300_bert": "pairs/mi300/gaunernst_bert-small-uncased__1016001.json.gz",
-    "h100_vit": "pairs/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
-    "mi300_vit": "pairs/mi300/Falconsai_nsfw_image_detection__1016002.json.gz",
-    "h100_timesformer": "pairs/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz",
-    "b200": "b200/eager_trace.json.gz",
-    "mi300_resnet": "mi300/resnet_act_checkpoint.json.gz",
-}
 # runs where some launcher's subtree holds kernels beyond its own (aten::miopen_convolution,
 # aten::upsample_nearest1d, vllm::unified_attention_with_output, aten::mse_loss, ...)
 SUBTREE_WIDER = {"mi300_vit", "h100_timesformer", "b200", "mi300_resnet"}
@@ -161,20 +153,10 @@ def recompute(path: Path) -> dict[str, dict]:
     return out
 
 
-@pytest.fixture(scope="module")
-def real(shared_data, tmp_path_factory):
-    con = tracewh.connect(tmp_path_factory.mktemp("tl") / "wh.duckdb")
-    for run, rel in TRACES.items():
-        results = ingest_paths(con, [shared_data / "kineto" / "tracelens" / rel], run=run, jobs=1)
-        assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
-    yield con
-    con.close()
-
-
-@pytest.mark.parametrize("run", TRACES)
-def test_real_traces_match_the_recomputation_from_the_json(real, shared_data, run):
-    want = recompute(shared_data / "kineto" / "tracelens" / TRACES[run])
-    got = {r["name"]: r for r in _rows(real, run=run)}
+@pytest.mark.parametrize("run", TRACELENS)
+def test_real_traces_match_the_recomputation_from_the_json(tracelens_warehouse, shared_data, run):
+    want = recompute(shared_data / "kineto" / "tracelens" / TRACELENS[run])
+    got = {r["name"]: r for r in _rows(tracelens_warehouse, run=run)}
     assert set(got) == set(want)
     assert any(w["subtree_gpu_ns"] > w["direct_gpu_ns"] for w in want.values()) == (run in SUBTREE_WIDER)
     for name, w in want.items():

@@ -13,18 +13,11 @@ from collections import defaultdict
 
 import pytest
 
-import tracewh
-from tracewh.ingest import ingest_paths
+from conftest import TRACELENS
 from tracewh.metrics import find_metric, run_metric
 
 BPE = {"c10::BFloat16": 2, "c10::Half": 2, "float": 4, "double": 8}
-TRACES = {  # run -> file below kineto/tracelens
-    "h100_bert": "pairs/h100/gaunernst_bert-small-uncased__1016001.json.gz",
-    "mi300_bert": "pairs/mi300/gaunernst_bert-small-uncased__1016001.json.gz",
-    "h100_vit": "pairs/h100/Falconsai_nsfw_image_detection__1016002.json.gz",
-    "mi300_vit": "pairs/mi300/Falconsai_nsfw_image_detection__1016002.json.gz",
-    "b200": "b200/eager_trace.json.gz",
-}
+TRACES = {run: TRACELENS[run] for run in ("h100_bert", "mi300_bert", "h100_vit", "mi300_vit", "b200")}
 
 
 def hand_model(name: str, dims: list, types: list, concrete: list) -> tuple[float, float] | None:
@@ -81,13 +74,8 @@ def hand_numbers(path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def warehouse(shared_data, tmp_path_factory):
-    con = tracewh.connect(tmp_path_factory.mktemp("tl") / "wh.duckdb")
-    for run, rel in TRACES.items():
-        results = ingest_paths(con, [shared_data / "kineto" / "tracelens" / rel], run=run, jobs=1)
-        assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
-    yield con
-    con.close()
+def warehouse(tracelens_warehouse):
+    return tracelens_warehouse
 
 
 @pytest.mark.parametrize("run", TRACES)
