@@ -11,9 +11,10 @@
 -- the innermost CPU op around its launch call (gpu_op_launches.cpu_op_id; an op named `execute`
 -- passes it to its parent, as TraceLens' conv_bn_fused -> execute rule), else, when no CPU op
 -- encloses the call, the call itself (named after it: cudaLaunchKernel, ...). GPU ops without a
--- launch call in the trace have none. A launcher instance is an op that launched at least one
--- GPU op that is not NCCL (a name containing "nccl", any case: TraceLens leaves communication
--- out of the direct times); per name (per = 'name') or per (name, Input Dims, Input type) of its
+-- launch call in the trace have none, and so do sources without CPU ops (nsys exports, where
+-- PyTorch ops are NVTX ranges: nvtx_gpu_projection covers them). A launcher instance is an op
+-- that launched at least one GPU op that is not NCCL (a name containing "nccl", any case:
+-- TraceLens leaves communication out of the direct times); per name (per = 'name') or per (name, Input Dims, Input type) of its
 -- args (per = 'shape'), summed over its instances:
 --   calls             instances (TraceLens: Count)
 --   host_ns           their CPU durations (the calls' durations for call launchers)
@@ -44,6 +45,7 @@ gpu AS (  -- each GPU op with a launch call, and its launcher (grp: the op_id, o
     FROM gpu_op_launches g
     LEFT JOIN ops o ON o.op_id = g.cpu_op_id
     WHERE g.api_id IS NOT NULL
+      AND g.file_id IN (SELECT file_id FROM ops)  -- sources with CPU ops (Kineto); nsys: none
       AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
 ),
 launchers AS (  -- launcher instances in scope, with what they are called
