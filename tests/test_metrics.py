@@ -439,7 +439,7 @@ def test_lock_catches_a_change_without_a_version_bump(sql_copy):
 
 
 # through training_steps (breakdown_diff and regressions through run_measures)
-USES_STEPS = ["breakdown_diff", "iteration_time", "nvtx_phases", "regressions", "scaling", "throughput"]
+USES_STEPS = ["breakdown_diff", "host_breakdown", "iteration_time", "nvtx_phases", "regressions", "scaling", "throughput"]
 
 
 def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy):
@@ -449,13 +449,13 @@ def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy)
     problems = metrics.check_lock(sql_root=sql_copy)
     assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == USES_STEPS
     assert all("a module it reads (" in p and "training_steps" in p for p in problems)
-    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v1, iteration_time v2, nvtx_phases"):
+    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v1, host_breakdown v1, iteration_time v2, nvtx_phases"):
         metrics.update_lock(sql_root=sql_copy)
     assert not (sql_copy / "metrics.changes").exists()
 
 
 def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
-    # iterations reads iteration_number; training_steps reads iterations; six metrics read it
+    # iterations reads iteration_number; training_steps reads iterations; USES_STEPS read it
     edit(sql_copy / "lib" / "iteration_number.sql", "[Ss]tep[ _#]?", "[Ss]tep[ _#]*")
     failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
     assert set(USES_STEPS) <= failing
@@ -465,14 +465,14 @@ def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
 def test_same_answers_relocks_with_a_dated_reason(sql_copy):
     edit(sql_copy / "lib" / "training_steps.sql", "FROM iterations\nWHERE step_pattern IS NULL",
          "FROM iterations\nWHERE NOT (step_pattern IS NOT NULL)")
-    assert len(metrics.check_lock(sql_root=sql_copy)) == 6
+    assert len(metrics.check_lock(sql_root=sql_copy)) == len(USES_STEPS)
     relocked = metrics.update_lock(sql_root=sql_copy, same_answers="  NOT (x IS NOT NULL)\n is x IS NULL ")
     assert relocked == [f"{m} v{v} locked again: NOT (x IS NOT NULL)\n is x IS NULL"
-                        for m, v in zip(USES_STEPS, (1, 2, 3, 1, 6, 3))]
+                        for m, v in zip(USES_STEPS, (1, 1, 2, 3, 1, 6, 3))]
     assert metrics.check_lock(sql_root=sql_copy) == []
     log = (sql_copy / "metrics.changes").read_text().splitlines()
     today = datetime.now(timezone.utc).date().isoformat()
-    assert log[-1] == (f"{today}\tbreakdown_diff v1, iteration_time v2, nvtx_phases v3, "
+    assert log[-1] == (f"{today}\tbreakdown_diff v1, host_breakdown v1, iteration_time v2, nvtx_phases v3, "
                        "regressions v1, scaling v6, throughput v3\tNOT (x IS NOT NULL) is x IS NULL")
     assert all(line.startswith("#") for line in log[:-1])
     with pytest.raises(MetricError, match="will not overwrite"):  # a blank reason is no reason
