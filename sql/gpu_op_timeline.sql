@@ -1,4 +1,5 @@
--- Each GPU op's place on its timeline, for the ops a source brought (variable file_id), written
+-- Each GPU op's place on its timeline, for the ops the sources just written brought
+-- (variables first_file_id, last_file_id), written
 -- into its stored row once at ingest (tracewh.ingest) so that metrics need not sort millions of
 -- ops to find it:
 --   alone               no other GPU op of the rank (any device, kernel, memcpy or memset)
@@ -12,14 +13,14 @@
 -- times) are never alone. Migration 0006 filled in the ops stored before it with the same rules.
 CREATE OR REPLACE TEMP TABLE _gpu_op_timeline AS
 WITH ops AS (
-    SELECT 0 AS source_table, rowid AS row_id, rank, device_id, start_ns, end_ns
-    FROM store.kernels WHERE file_id = getvariable('file_id')
+    SELECT 0 AS source_table, rowid AS row_id, file_id, rank, device_id, start_ns, end_ns
+    FROM store.kernels WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
     UNION ALL
-    SELECT 1, rowid, rank, device_id, start_ns, end_ns
-    FROM store.memcpy WHERE file_id = getvariable('file_id')
+    SELECT 1, rowid, file_id, rank, device_id, start_ns, end_ns
+    FROM store.memcpy WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
     UNION ALL
-    SELECT 2, rowid, rank, device_id, start_ns, end_ns
-    FROM store.memset WHERE file_id = getvariable('file_id')
+    SELECT 2, rowid, file_id, rank, device_id, start_ns, end_ns
+    FROM store.memset WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
 )
 SELECT source_table, row_id,
        coalesce(max(end_ns) OVER rank_before < start_ns, true)
@@ -27,9 +28,9 @@ SELECT source_table, row_id,
        max(end_ns) OVER device_before AS device_prev_end_ns
 FROM ops
 WHERE start_ns IS NOT NULL AND end_ns >= start_ns
-WINDOW rank_order AS (PARTITION BY rank ORDER BY start_ns, end_ns),
+WINDOW rank_order AS (PARTITION BY file_id, rank ORDER BY start_ns, end_ns),
        rank_before AS (rank_order ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-       device_before AS (PARTITION BY rank, device_id ORDER BY start_ns, end_ns
+       device_before AS (PARTITION BY file_id, rank, device_id ORDER BY start_ns, end_ns
                          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP);
 
 UPDATE store.kernels AS o SET alone = t.alone, device_prev_end_ns = t.device_prev_end_ns

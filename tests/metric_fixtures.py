@@ -198,7 +198,7 @@ def build(path, runs: list[Run]):
                     [run.run_id, rank.rank, file_id, pid, BASE + op.start, BASE + op.end,
                      op.collective, op.full_bytes, op.group_size, op.pg_name, op.op_key,
                      op.iteration])
-            derive(con, file_id)  # as ingest does after each source
+            derive(con, file_id, file_id)  # as ingest does after each source
     return con
 
 

@@ -99,7 +99,7 @@ def build_warehouse(path):
              corr, size],
         )
     for file_id in (1, 2, 3):
-        derive(con, file_id)  # as ingest does after each source
+        derive(con, file_id, file_id)  # as ingest does after each source
     return con
 
 

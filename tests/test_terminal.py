@@ -151,21 +151,22 @@ def test_summary_fits_80_columns(sample_db):
 def test_ctrl_c_during_ingest_says_what_is_stored(tmp_path):
     from tracewh.generate.nsys import JobSpec, generate_job
 
-    generate_job(tmp_path / "job", JobSpec(world_size=24, iterations=20, layers=8))
+    # 0.6 MB files, written in batches of 8 MB (13 files): 48 files are 4 batches
+    generate_job(tmp_path / "job", JobSpec(world_size=48, iterations=20, layers=8))
     db = tmp_path / "w.duckdb"
     terminal = Terminal(120, "ingest", str(tmp_path / "job"), "--db", str(db), "--jobs", "1")
-    terminal.wait_for(r"ingest .* [1-9]\d*/24")  # the progress bar: a file is stored
+    terminal.wait_for(r"ingest .* [1-9]\d*/48")  # the progress bar: a file is stored
     subprocess.run([*terminal.tmux, "send-keys", "C-c"], check=True)
     shown, code = terminal.finish()
     assert code == 130 and "Traceback" not in shown, shown
-    stored = int(re.search(r"Error: interrupted: (\d+) file\(s\) stored, each complete; the file "
-                           r"being written was left out\. Run the same command again: stored "
-                           r"files are skipped, the rest load", shown).group(1))
-    assert 1 <= stored < 24
+    stored = int(re.search(r"Error: interrupted: (\d+) file\(s\) stored, each complete; the "
+                           r"file\(s\) being written were left out\. Run the same command again: "
+                           r"stored files are skipped, the rest load", shown).group(1))
+    assert 1 <= stored < 48
     assert runner.invoke(app, ["check", "--db", str(db)]).exit_code == 0
     again = runner.invoke(app, ["ingest", str(tmp_path / "job"), "--db", str(db)])
     assert again.exit_code == 0 and f"{stored} already present" in again.stderr
-    assert f"ingested {24 - stored} file(s)" in again.stderr
+    assert f"ingested {48 - stored} file(s)" in again.stderr
 
 
 def test_help_reads_at_80_columns():

@@ -1,5 +1,5 @@
 -- nsys allocator events (nsys/35_memory.sql, totals by memory_totals.sql) -> store.memory_events,
 -- each with the rank of its process.
 INSERT INTO store.memory_events BY NAME
-SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_id, m.*
-FROM _staged_memory_events m JOIN _nsys_ranks r ON r.pid = m.pid;
+SELECT r.run_id, r.rank, r.file_id, m.* EXCLUDE (file_key)
+FROM _staged_memory_events m JOIN _nsys_ranks r ON r.file_key = m.file_key AND r.pid = m.pid;

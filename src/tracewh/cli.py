@@ -317,9 +317,9 @@ def ingest(
             raise
         con.close()  # the file being written rolls back
         stored = sum(r.status in ("ingested", "replaced") for r in results)
-        _fail(f"interrupted: {stored} file(s) stored, each complete; the file being written was "
-              "left out. Run the same command again: stored files are skipped, the rest load",
-              130)
+        _fail(f"interrupted: {stored} file(s) stored, each complete; the file(s) being written "
+              "were left out. Run the same command again: stored files are skipped, the rest "
+              "load", 130)
     for kind, count in said.items():
         if count > 3 and kind != "skipped":
             err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,

@@ -4,7 +4,7 @@
 -- the event (before that no Addr nor totals: ../memory_totals.sql derives them).
 -- Out: _kineto_memory_events.
 CREATE OR REPLACE TEMP TABLE _memory_raw AS
-SELECT event_no AS order_no, pid, tid, start_ns,
+SELECT 0 AS file_key, event_no AS order_no, pid, tid, start_ns,
        CASE WHEN TRY_CAST(a[3] AS INTEGER) = 0 THEN 'CPU' ELSE 'GPU' END AS device_type,
        TRY_CAST(a[4] AS INTEGER) AS device_id,
        TRY_CAST(a[2] AS BIGINT) AS address,

@@ -49,4 +49,4 @@ SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
 
 INSERT INTO store.memory_events BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, * FROM _kineto_memory_events;
+       getvariable('file_id') AS file_id, * EXCLUDE (file_key) FROM _kineto_memory_events;

@@ -1,7 +1,7 @@
 -- GPU kernels -> store.kernels. A kernel's iteration is its launching call's; when the link is
 -- missing, the iteration whose host range contains the kernel's start.
 INSERT INTO store.kernels BY NAME
-SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_id, k.pid,
+SELECT k.run_id, k.rank, k.file_id, k.pid,
        k.deviceId AS device_id, k.contextId AS context_id, k.streamId AS stream_id,
        k.start_ns, k.end_ns,
        coalesce(dn.value, sn.value, '<unknown>') AS name, sn.value AS short_name,
@@ -15,15 +15,16 @@ SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_i
        coalesce(l.iteration, (
            -- no launch call in the file: the host step whose range holds the op's start
            SELECT max(i.iteration) FROM _iterations i
-           WHERE l.pid IS NULL AND i.pid = k.pid AND k.start_ns >= i.start_ns AND k.start_ns < i.end_ns))
+           WHERE l.pid IS NULL AND i.file_key = k.file_key AND i.pid = k.pid AND k.start_ns >= i.start_ns AND k.start_ns < i.end_ns))
            AS iteration,
        l.start_ns AS launch_ns
 FROM (
-    SELECT *, (globalPid >> 24) & 16777215 AS pid,
-           start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns
-    FROM _nsys_kernel
+    SELECT o.*, r.run_id, r.file_id, r.rank, r.pid,
+           o.start + r.origin_ns AS start_ns, o."end" + r.origin_ns AS end_ns
+    FROM _nsys_kernel o
+    JOIN _nsys_ranks r ON r.file_key = o.file_key AND r.pid = (o.globalPid >> 24) & 16777215
 ) k
-JOIN _nsys_ranks r ON r.pid = k.pid
-LEFT JOIN _nsys_strings dn ON dn.id = k.demangledName
-LEFT JOIN _nsys_strings sn ON sn.id = k.shortName
-LEFT JOIN _launches l ON l.pid = k.pid AND l.correlation_id = k.correlationId;
+LEFT JOIN _nsys_strings dn ON dn.file_key = k.file_key AND dn.id = k.demangledName
+LEFT JOIN _nsys_strings sn ON sn.file_key = k.file_key AND sn.id = k.shortName
+LEFT JOIN _launches l
+       ON l.file_key = k.file_key AND l.pid = k.pid AND l.correlation_id = k.correlationId;

@@ -1,6 +1,6 @@
 -- Memory copies -> store.memcpy, with the copy kind spelled as users read it (HtoD, ...).
 INSERT INTO store.memcpy BY NAME
-SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_id, m.pid,
+SELECT m.run_id, m.rank, m.file_id, m.pid,
        m.deviceId AS device_id, m.contextId AS context_id, m.streamId AS stream_id,
        m.start_ns, m.end_ns, m.correlationId AS correlation_id, m.bytes,
        nsys_copy_kind(m.copyKind) AS copy_kind, nsys_mem_kind(m.srcKind) AS src_kind,
@@ -8,13 +8,14 @@ SELECT getvariable('run_id') AS run_id, r.rank, getvariable('file_id') AS file_i
        coalesce(l.iteration, (
            -- no launch call in the file: the host step whose range holds the op's start
            SELECT max(i.iteration) FROM _iterations i
-           WHERE l.pid IS NULL AND i.pid = m.pid AND m.start_ns >= i.start_ns AND m.start_ns < i.end_ns))
+           WHERE l.pid IS NULL AND i.file_key = m.file_key AND i.pid = m.pid AND m.start_ns >= i.start_ns AND m.start_ns < i.end_ns))
            AS iteration,
        l.start_ns AS launch_ns
 FROM (
-    SELECT *, (globalPid >> 24) & 16777215 AS pid,
-           start + getvariable('origin_ns') AS start_ns, "end" + getvariable('origin_ns') AS end_ns
-    FROM _nsys_memcpy
+    SELECT o.*, r.run_id, r.file_id, r.rank, r.pid,
+           o.start + r.origin_ns AS start_ns, o."end" + r.origin_ns AS end_ns
+    FROM _nsys_memcpy o
+    JOIN _nsys_ranks r ON r.file_key = o.file_key AND r.pid = (o.globalPid >> 24) & 16777215
 ) m
-JOIN _nsys_ranks r ON r.pid = m.pid
-LEFT JOIN _launches l ON l.pid = m.pid AND l.correlation_id = m.correlationId;
+LEFT JOIN _launches l
+       ON l.file_key = m.file_key AND l.pid = m.pid AND l.correlation_id = m.correlationId;

@@ -8,15 +8,16 @@
 -- CUDA_GPU_MEMORY_POOL_EVENTS (pool created, trimmed, destroyed) are not allocations: not read.
 -- iteration: the host step (NVTX range) holding the event, as the API call that made it.
 CREATE OR REPLACE TEMP TABLE _memory_raw AS
-SELECT m.rowid AS order_no, m.pid, l.tid, m.start_ns,
+SELECT m.file_key, m.rowid AS order_no, m.pid, l.tid, m.start_ns,
        CASE WHEN m.memKind IN (0, 1) THEN 'CPU' ELSE 'GPU' END AS device_type,
        CASE WHEN m.memKind IN (0, 1) THEN -1 ELSE m.deviceId END AS device_id,
        m.address,
        CASE WHEN m.memoryOperationType = 1 THEN -m.bytes ELSE m.bytes END AS bytes,
        CAST(NULL AS BIGINT) AS total_allocated, CAST(NULL AS BIGINT) AS total_reserved,
        CASE WHEN m.start_ns < i.end_ns THEN i.iteration END AS iteration
-FROM (SELECT *, (globalPid >> 24) & 16777215 AS pid, start + getvariable('origin_ns') AS start_ns
-      FROM _nsys_memory WHERE memoryOperationType IN (0, 1) AND bytes IS NOT NULL) m
-JOIN _nsys_ranks r ON r.pid = m.pid
-LEFT JOIN _launches l ON l.pid = m.pid AND l.correlation_id = m.correlationId
-ASOF LEFT JOIN _iterations i ON i.pid = m.pid AND m.start_ns >= i.start_ns;
+FROM (SELECT m.*, r.pid, m.start + r.origin_ns AS start_ns
+      FROM _nsys_memory m
+      JOIN _nsys_ranks r ON r.file_key = m.file_key AND r.pid = (m.globalPid >> 24) & 16777215
+      WHERE m.memoryOperationType IN (0, 1) AND m.bytes IS NOT NULL) m
+LEFT JOIN _launches l ON l.file_key = m.file_key AND l.pid = m.pid AND l.correlation_id = m.correlationId
+ASOF LEFT JOIN _iterations i ON i.file_key = m.file_key AND i.pid = m.pid AND m.start_ns >= i.start_ns;

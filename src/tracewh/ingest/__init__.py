@@ -1,4 +1,5 @@
-"""Ingest trace files into the warehouse: one transaction per file, keyed by content hash."""
+"""Ingest trace files into the warehouse, keyed by content hash: one transaction per file, or per
+batch of small nsys exports (a batch that fails is written again one file at a time)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import duckdb
 
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
-from ..sqlscript import run_script, set_variables
+from ..sqlscript import insert_rows, run_script, set_variables
 from ..warehouse import cursor, first_row, utc_now
 from . import card, config, kineto, logs, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
@@ -136,6 +137,20 @@ def _checkpoint(con: duckdb.DuckDBPyConnection) -> None:
         pass  # another transaction is open: the checkpoint happens at close instead
 
 
+# Small nsys exports (nsys.SMALL_FILE_BYTES) decoded one after another are written together: one
+# transaction, one run of the ~40 mapping statements, each of which costs 1-7 ms of planning
+# whatever its rows: about 0.2 s of CPU per batch. 256 exports of 0.2 MB (bench/ingest_per_file.py),
+# CPU per file beyond decoding: 119 ms one by one; batches of 4: 50, 8: 28, 16: 13-16, 64: 7.
+# A batch is at most 8 MB of files, a few tenths of a second of writing: the progress bar moves
+# and Ctrl-C or a crash loses no more than that.
+BATCH_FILES = 64
+BATCH_BYTES = 8 << 20
+
+
+def _batchable(prepared: _Prepared) -> bool:
+    return isinstance(prepared.info, nsys.ExportInfo) and prepared.info.staged is not None
+
+
 def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, options,
                        on_file) -> None:
     files_per_run = Counter(c.run_id for c in candidates if c.format not in (SERIES_CSV, TRAINING_LOG))
@@ -151,20 +166,42 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, opti
         # busy 82% -> 88% of the time, the same CPU, peak RSS 418 -> 470 MB. Sessions before
         # measured 1% for 3% more CPU, when each file still held 29 MB more in memory.
         ahead = deque(submit(c) for c in islice(queue, jobs))
-        while ahead:
+
+        def take() -> _Prepared:
             prepared = ahead.popleft().result()
             ahead.extend(submit(c) for c in islice(queue, 1))
-            alone = files_per_run[prepared.candidate.run_id] == 1
-            result = _finish(prepared, rank_rules, replace, alone, options)
-            if result.storage_fault:  # every later file would meet it too: say so once, stop
-                untried = len(ahead) + sum(1 for _ in queue)
-                for future in ahead:
-                    _close(future.result().cursor)
-                ahead.clear()
-                if untried:
-                    result.message += f"; stopped there, {untried} file(s) after it not tried"
-            results.append(result)
-            on_file and on_file(result)
+            return prepared
+
+        def joins(batch: list[_Prepared]) -> bool:
+            """The next file decoded goes into `batch` (a file of the same content goes into
+            the next one, to be skipped as already ingested). With --replace each file is
+            written alone, as its old version's removal frees ranks for the files after it."""
+            nxt = ahead[0].result() if ahead and not replace else None
+            return (nxt is not None and _batchable(nxt) and len(batch) < BATCH_FILES
+                    and sum(p.result.bytes for p in batch) + nxt.result.bytes <= BATCH_BYTES
+                    and nxt.digest not in {p.digest for p in batch})
+
+        while ahead:
+            prepared = take()
+            if _batchable(prepared):
+                batch = [prepared]
+                while joins(batch):
+                    batch.append(take())
+                done = _finish_batch(con, batch, rank_rules, replace, options)
+                not_written = len(batch) - len(done)
+            else:
+                alone = files_per_run[prepared.candidate.run_id] == 1
+                done, not_written = [_finish(prepared, rank_rules, replace, alone, options)], 0
+            for result in done:
+                if result.storage_fault:  # every later file would meet it too: say so once, stop
+                    untried = not_written + len(ahead) + sum(1 for _ in queue)
+                    for future in ahead:
+                        _close(future.result().cursor)
+                    ahead.clear()
+                    if untried:
+                        result.message += f"; stopped there, {untried} file(s) after it not tried"
+                results.append(result)
+                on_file and on_file(result)
 
 
 @dataclass
@@ -255,25 +292,128 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
         try:
             for (old_id,) in stale:
                 remove_source(con, old_id)
-            result.rows = _load(con, prepared, rules, alone, options)
+            _load(con, prepared, rules, alone, options)
             con.execute("COMMIT")
         except BaseException:
             _rollback(con)
             raise
         result.status = "replaced" if stale else "ingested"
-    except IngestError as exc:
-        result.message = str(exc)
-    except OSError as exc:
-        result.message = str(IngestError(path, f"cannot read: {exc.strerror or exc}",
-                                         "check its permissions, or copy it somewhere readable"))
     except Exception as exc:
-        if _interrupted(exc):  # Ctrl-C reached DuckDB while this file was read: the ingest stops
-            raise
-        result.message = _fault_message(con, path, exc, result)
+        _failed(con, result, exc)
     finally:
         _close(con)
         result.seconds = time.perf_counter() - prepared.started
     return result
+
+
+def _failed(con, result: FileResult, exc: Exception) -> None:
+    """Record why a file failed in its result, or re-raise when the ingest must stop (Ctrl-C)."""
+    result.warnings = ()
+    if isinstance(exc, IngestError):
+        result.message = str(exc)
+    elif isinstance(exc, OSError):
+        result.message = str(IngestError(result.path, f"cannot read: {exc.strerror or exc}",
+                                         "check its permissions, or copy it somewhere readable"))
+    elif _interrupted(exc):  # Ctrl-C reached DuckDB while this file was read: the ingest stops
+        raise exc
+    else:
+        result.message = _fault_message(con, result.path, exc, result)
+
+
+def _finish_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: list[RankRule],
+                  replace: bool, options: dict) -> list[FileResult]:
+    """Write a batch of small nsys exports in one transaction. When it fails, it is rolled back
+    and each file is written alone, so that a bad file fails by itself, with its own message.
+    Returns the files' results, up to a storage fault (the files after it are not tried)."""
+    writer = cursor(con)
+    try:
+        writer.execute("SET enable_progress_bar = false")
+        if len(batch) > 1:
+            try:
+                return _write_batch(writer, batch, rules, replace, options)
+            except Exception as exc:
+                if _interrupted(exc):
+                    raise
+        results = []
+        for prepared in batch:
+            try:
+                results += _write_batch(writer, [prepared], rules, replace, options)
+            except Exception as exc:
+                _failed(writer, prepared.result, exc)
+                results.append(prepared.result)
+            if results[-1].storage_fault:
+                break
+        return results
+    finally:
+        _close(writer)
+        for prepared in batch:
+            _close(prepared.cursor)
+            prepared.result.seconds = time.perf_counter() - prepared.started
+
+
+def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: list[RankRule],
+                 replace: bool, options: dict) -> list[FileResult]:
+    """Write small nsys exports (files already stored are skipped, files whose ranks clash are
+    failed) in one transaction; raises, having rolled it back, when that transaction fails."""
+    known = {}  # sha256 or path -> (file_id, run_id, sha256) of stored sources
+    for file_id, run_id, path, digest in con.execute(
+            "SELECT file_id, run_id, path, sha256 FROM store.sources "
+            "WHERE list_contains(?, sha256) OR list_contains(?, path)",
+            [[p.digest for p in batch], [str(p.candidate.path) for p in batch]]).fetchall():
+        known[digest] = known[path] = (file_id, run_id, digest)
+    todo, stale = [], {}
+    for prepared in batch:
+        result, path = prepared.result, prepared.candidate.path
+        same = known.get(prepared.digest)
+        if same and not replace:
+            result.status, result.run_id = "skipped", same[1]
+            result.message = f"{path}: already ingested (run {same[1]!r}, file_id {same[0]})"
+        elif str(path) in known and not replace:
+            result.message = str(IngestError(path, "this path was ingested before with different "
+                                             "content", "use --replace to re-ingest it"))
+        else:
+            stale[len(todo)] = {known[k][0] for k in (prepared.digest, str(path)) if k in known}
+            todo.append(prepared)
+    nsys.stage_batch(con, [(key, p.info) for key, p in enumerate(todo)])
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for key in range(len(todo)):
+            for old_id in sorted(stale[key]):
+                remove_source(con, old_id)
+        ranks, clashes = nsys.rank_rows(con, [(key, p.source_path, p.info, p.candidate.run_id)
+                                              for key, p in enumerate(todo)], rules)
+        for key, exc in clashes.items():
+            if stale[key]:  # its old version must stay: the whole transaction goes
+                raise exc
+            todo[key].result.message = str(exc)
+        written = [(key, p) for key, p in enumerate(todo) if key in ranks]
+        if written:
+            file_ids = _file_ids(con, len(written))
+            entries = [(p, file_id, nsys.facts(p.info))
+                       for (_, p), file_id in zip(written, file_ids)]
+            _register(con, entries, options)
+            nsys.load(con, [(key, *rank, p.candidate.run_id, file_id, p.info.origin_ns)
+                            for (key, p), file_id in zip(written, file_ids) for rank in ranks[key]],
+                      file_ids[0], file_ids[-1])
+            _record(con, entries)
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        for p in todo:
+            p.result.rows, p.result.warnings, p.result.message = 0, (), ""
+        raise
+    for key, p in written:
+        p.result.status = "replaced" if stale[key] else "ingested"
+    return [p.result for p in batch]
+
+
+def _file_ids(con: duckdb.DuckDBPyConnection, count: int) -> list[int]:
+    """`count` new file ids, consecutive (the SQL of a batch selects its files by their range)."""
+    ids = sorted(r[0] for r in con.execute(
+        "SELECT nextval('store.file_id_seq') FROM range(?)", [count]).fetchall())
+    if ids[-1] - ids[0] != count - 1:
+        raise TracewhError(f"file ids {ids} are not consecutive")
+    return ids
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -319,28 +459,12 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule],
-          alone: bool, options: dict) -> int:
+          alone: bool, options: dict) -> None:
+    """Write one file (any format) inside the caller's transaction."""
     candidate, source_path = prepared.candidate, prepared.source_path
-    file_id = first_row(con, "SELECT nextval('store.file_id_seq')")[0]
-    con.execute(
-        "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
-        "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
-        [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
-    found = card.read_card(candidate.run_root)
-    if found:  # the workload card beside the traces: batch size, sequence length, ...
-        con.execute(
-            "UPDATE store.runs SET description = coalesce(description, $description), "
-            "batch_size = coalesce(batch_size, $batch_size), seq_len = coalesce(seq_len, $seq_len), "
-            "gpus_per_node = coalesce(gpus_per_node, $gpus_per_node), "
-            "metadata = coalesce(metadata, $metadata) WHERE run_id = $run",
-            {**found, "run": candidate.run_id})
-    params, config_warnings = config.collect(
-        candidate.path, candidate.run_id, candidate.run_root,
-        found and json.loads(found["metadata"])["workload_card"],
-        prepared.info.text if candidate.format == TRAINING_LOG else "", options)
-    if params:
-        con.executemany("INSERT INTO store.run_params VALUES (?, ?, ?, ?, ?)",
-                        [(candidate.run_id, file_id, k, v, source) for k, v, source in params])
+    file_id = _file_ids(con, 1)[0]
+    entry = (prepared, file_id, None)
+    _register(con, [entry], options)
     if candidate.format == SERIES_CSV:
         facts = series.load(con, candidate.path, prepared.info, candidate.run_id, file_id,
                             options.get("host"))
@@ -349,27 +473,75 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
     elif candidate.format == KINETO_JSON:
         facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
                             alone)
-    else:
-        facts = nsys.load(con, source_path, prepared.info, candidate.run_id, file_id, rules)
-    facts.warnings += config_warnings
-    derive(con, file_id)
-    prepared.result.warnings = tuple(facts.warnings)
-    rows = first_row(con, (sql_dir() / "source_rows.sql").read_text())[0]
-    con.execute(
-        "INSERT INTO store.sources (file_id, run_id, path, sha256, format, tool_version, "
-        "schema_version, bytes, rows, has_utc, origin_ns, host, warnings, ingested_at, metadata) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [file_id, candidate.run_id, str(candidate.path), prepared.digest, facts.format,
-         facts.tool_version, facts.schema_version, source_path.stat().st_size, rows,
-         facts.has_utc, facts.origin_ns, facts.host, "; ".join(facts.warnings) or None,
-         utc_now(), facts.metadata])
-    return rows
+    else:  # an nsys export too big for a batch, staged in temp tables of `con` as file_key 0
+        ranks, clashes = nsys.rank_rows(con, [(0, source_path, prepared.info, candidate.run_id)],
+                                        rules)
+        if clashes:
+            raise clashes[0]
+        nsys.load(con, [(0, *rank, candidate.run_id, file_id, prepared.info.origin_ns)
+                        for rank in ranks[0]], file_id, file_id)
+        facts = nsys.facts(prepared.info)
+    _record(con, [(prepared, file_id, facts)])
 
 
-def derive(con: duckdb.DuckDBPyConnection, file_id: int) -> None:
-    """What a source's stored rows imply beyond themselves: its new kernel names classified, the
-    ENUM of names made again (an ENUM cannot grow), and each GPU op's place on its timeline."""
-    set_variables(con, file_id=file_id)
+def _register(con: duckdb.DuckDBPyConnection, entries: list[tuple], options: dict) -> None:
+    """For files about to be written ((prepared, file_id, facts)): their runs in store.runs,
+    each with its workload card, and the run parameters found around each file. The warnings of
+    the latter go to the file's result."""
+    cards, params = {}, []
+    for prepared, file_id, _ in entries:
+        candidate = prepared.candidate
+        if candidate.run_id not in cards:
+            con.execute(
+                "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
+                [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
+            cards[candidate.run_id] = card.read_card(candidate.run_root)
+            found = cards[candidate.run_id]
+            if found:  # the workload card beside the traces: batch size, sequence length, ...
+                con.execute(
+                    "UPDATE store.runs SET description = coalesce(description, $description), "
+                    "batch_size = coalesce(batch_size, $batch_size), "
+                    "seq_len = coalesce(seq_len, $seq_len), "
+                    "gpus_per_node = coalesce(gpus_per_node, $gpus_per_node), "
+                    "metadata = coalesce(metadata, $metadata) WHERE run_id = $run",
+                    {**found, "run": candidate.run_id})
+        found = cards[candidate.run_id]
+        found_params, prepared.result.warnings = config.collect(
+            candidate.path, candidate.run_id, candidate.run_root,
+            found and json.loads(found["metadata"])["workload_card"],
+            prepared.info.text if candidate.format == TRAINING_LOG else "", options)
+        params += [(candidate.run_id, file_id, k, v, source) for k, v, source in found_params]
+    insert_rows(con, "store.run_params", params)
+
+
+def _record(con: duckdb.DuckDBPyConnection, entries: list[tuple]) -> None:
+    """What the files just written ((prepared, file_id, facts), consecutive file ids) imply
+    (derive), and their rows of store.sources; each result gets its rows and warnings."""
+    first, last = entries[0][1], entries[-1][1]
+    derive(con, first, last)
+    set_variables(con, first_file_id=first, last_file_id=last)
+    rows = dict(con.execute((sql_dir() / "source_rows.sql").read_text()).fetchall())
+    sources = []
+    for prepared, file_id, facts in entries:
+        candidate, result = prepared.candidate, prepared.result
+        facts.warnings += result.warnings  # the run parameters' warnings (_register)
+        result.rows, result.warnings = rows.get(file_id, 0), tuple(facts.warnings)
+        sources.append((file_id, candidate.run_id, str(candidate.path), prepared.digest,
+                        facts.format, facts.tool_version, facts.schema_version,
+                        prepared.source_path.stat().st_size, result.rows, facts.has_utc,
+                        facts.origin_ns, facts.host, "; ".join(facts.warnings) or None,
+                        utc_now(), facts.metadata))
+    insert_rows(con, "store.sources (file_id, run_id, path, sha256, format, tool_version, "
+                "schema_version, bytes, rows, has_utc, origin_ns, host, warnings, ingested_at, "
+                "metadata)", sources)
+
+
+def derive(con: duckdb.DuckDBPyConnection, first_file_id: int, last_file_id: int) -> None:
+    """What the stored rows of the sources first_file_id to last_file_id imply beyond themselves:
+    their new kernel names classified, the ENUM of names made again (an ENUM cannot grow), and
+    each GPU op's place on its timeline."""
+    set_variables(con, first_file_id=first_file_id, last_file_id=last_file_id)
     for script in ("kernel_names_add.sql", "views/_gpu_op_name.sql", "gpu_op_timeline.sql"):
         run_script(con, sql_dir() / script)
 
