@@ -3,7 +3,8 @@
 Generates N small nsys exports (one job, one file per rank), then, each in its own process:
   ingest   `tracewh ingest DIR --jobs 1` into a new warehouse (the whole command)
   decode   for every file what ingest calls decoding: hashing it and nsys.prepare (its
-           metadata read and its tables staged into temp tables), on a cursor of a warehouse
+           metadata read and its tables staged: into Arrow tables for a small export, as ingest
+           reads it to write it in a batch; into temp tables for a big one), on a warehouse cursor
 and prints wall and CPU seconds of each and the CPU per file beyond decoding. CPU time, since
 on a shared machine the wall time follows the load. Target (issue 23): under 25 ms per file.
 
