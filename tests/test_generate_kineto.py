@@ -290,7 +290,7 @@ def test_target_size(tmp_path):
 # ---- host causes: cuda_sync events, python frames, phase annotations ---------------------------
 
 HOST_SPEC = KinetoJobSpec(world_size=2, iterations=2, layers=2, seed=4, sync_stalls=True, python_frames=True,
-                          phase_annotations=True)
+                          phase_annotations=True, profile_memory=True)
 
 
 @pytest.fixture(scope="module")
@@ -300,8 +300,11 @@ def host_job(tmp_path_factory) -> KinetoTruth:
 
 def test_syncs_and_frames_laid_out_as_in_real_traces(host_job, real, shared_data):
     """cuda_sync events as HTA's alexnet trace (PyTorch 2.x) has them, inside the call that waited;
-    python_function frames as the b200 trace (with_stack=True) has them, nested by parent id."""
+    python_function frames as the b200 trace (with_stack=True) has them, nested by parent id;
+    [memory] events as the H100 timesformer trace (profile_memory=True) has them."""
     alexnet = _load(shared_data / "kineto/hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz")
+    timesformer = _load(next((shared_data / "kineto/tracelens/pairs/h100").glob("facebook_timesformer*")))
+    real_memory = next(e for e in timesformer["traceEvents"] if e.get("name") == "[memory]")
     real_syncs = {e["name"]: e for e in _by_cat(alexnet, "cuda_sync")}
     real_frames = {e["name"].startswith("nn.Module: "): e for e in _by_cat(real["b200"], "python_function")}
     for path in host_job.files:
@@ -334,5 +337,10 @@ def test_syncs_and_frames_laid_out_as_in_real_traces(host_job, real, shared_data
         linears = [f for f in frames.values() if f["name"].startswith("nn.Module: Linear_")]
         for op in (e for e in _by_cat(trace, "cpu_op") if e["name"] == "aten::linear"):
             assert sum(f["ts"] < op["ts"] and op["ts"] + op["dur"] < f["ts"] + f["dur"] for f in linears) == 1
+        memory = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+        assert len(memory) == len(host_job.memory[rank]) == 2 * 4 * HOST_SPEC.layers * HOST_SPEC.iterations
+        for e in memory:
+            assert [k for k in e if k != "args"] == [k for k in real_memory if k != "args"]
+            assert list(e["args"]) == list(real_memory["args"]) and e["args"]["Device Type"] == 1
         phases = Counter(e["name"] for e in _by_cat(trace, "user_annotation") if e["name"].startswith("## "))
         assert phases == {f"## {p} ##": HOST_SPEC.iterations for p in ("forward", "backward", "optimizer")}

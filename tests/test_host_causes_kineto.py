@@ -1,8 +1,8 @@
 """Why the GPU waits, on a generated Kineto job: host_breakdown, the causes of idle_gaps,
-sync_stalls, the gpu_syncs and python_frames views equal the known truth of a job with a slow
-data loader, sync stalls (cuda_sync events), python frames and ## forward ## annotations
-(truth.py recomputes the answers in plain Python from every main-thread activity the generator
-wrote). Kineto has no OS runtime calls: the checkpoint write (os_call_ns) is the nsys
+sync_stalls, the gpu_syncs and python_frames views and memory_at_peak's module column equal the
+known truth of a job with a slow data loader, sync stalls (cuda_sync events), python frames,
+## forward ## annotations and allocator events (truth.py recomputes the answers in plain Python
+from every main-thread activity the generator wrote). Kineto has no OS runtime calls: the checkpoint write (os_call_ns) is the nsys
 generator's (tests/test_host_causes.py)."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 
 import tracewh
 from tracewh.generate import truth
-from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+from tracewh.generate.kineto import WEIGHT_BYTES, KinetoJobSpec, generate_kineto_job
 from tracewh.ingest import ingest_paths
 from tracewh.metrics import find_metric, run_metric
 
 SPEC = KinetoJobSpec(world_size=2, iterations=4, layers=3, seed=7, data_loader_ns=3_000_000, sync_stalls=True,
-                     python_frames=True, phase_annotations=True)
+                     python_frames=True, phase_annotations=True, profile_memory=True)
 PARTS = {"sync": "sync_wait_ns", "launch": "launching_ns", "data": "data_loading_ns", "os": "os_call_ns",
          "optimizer": "optimizer_ns", "backward": "backward_ns", "forward": "forward_ns", "other": "other_ns"}
 GAP_PARTS = {"sync": "sync_wait_ns", "launch": "launching_ns", "data": "data_loading_ns", "os": "os_call_ns",
@@ -106,7 +106,45 @@ def test_python_frames_equal_the_truth(job):
     assert modules == {"nn.Module: Model_0": SPEC.iterations, **layers}
 
 
+def live_at_peaks(known, rank):
+    """Per iteration, the (op, module) of the allocations live at its peak (the first event after
+    which Total Allocated was highest), with their bytes and count, replayed from the events."""
+    events, out = known.memory[rank], {}
+    for n in {m.iteration for m in events}:
+        mine = [i for i, m in enumerate(events) if m.iteration == n]
+        peak = max(mine, key=lambda i: (events[i].total_allocated, -i))
+        live = {}
+        for m in events[:peak + 1]:
+            if m.bytes > 0:
+                live[m.address] = m
+            else:
+                live.pop(m.address)
+        held = {}
+        for m in live.values():
+            nbytes, count = held.get((m.op, m.module), (0, 0))
+            held[m.op, m.module] = (nbytes + m.bytes, count + 1)
+        out[n] = {**held, ("(before the trace)", None): (WEIGHT_BYTES, 0)}
+    return out
+
+
+def test_memory_at_peak_names_the_op_and_module(job):
+    known, con = job
+    got = rows(con, "memory_at_peak")
+    for rank in range(SPEC.world_size):
+        want = live_at_peaks(known, rank)
+        assert sorted(want) == [n for n, *_ in known.iterations[rank]]
+        for n, held in want.items():
+            mine = {(r["op"], r["module"]): (r["bytes"], r["allocations"]) for r in got
+                    if (r["rank"], r["iteration"]) == (rank, n)}
+            assert mine == held
+            # every output of the forward pass, each in its module: Linear_0 made aten::addmm's
+            assert held["aten::addmm", "Linear_0"] == (64 << 20, 1) and held["aten::add", "Block_2"] == (64 << 20, 1)
+            assert len(held) == 4 * 3 + 1
+
+
 def test_the_default_job_writes_none_of_these(tmp_path):
     known = generate_kineto_job(tmp_path, KinetoJobSpec(world_size=1, iterations=1))
     assert not known.host and not any(known.syncs.values()) and not any(known.frames.values())
-    assert not {key for key in known.event_counts[0] if key[1] in ("cuda_sync", "python_function")}
+    assert not any(known.memory.values())
+    assert not {key for key in known.event_counts[0] if key[1] in ("cuda_sync", "python_function",
+                                                                    "cpu_instant_event")}

@@ -51,7 +51,9 @@ forward pass: ``nn.Module: Model_0`` > ``Block_i`` > ``Linear_i`` / ``GELU_i``, 
 module.py's ``_call_impl`` and the module's ``forward``, as the b200 trace nests them (``KinetoTruth.frames``);
 ``phase_annotations`` wraps the phases in ``## forward ##``, ``## backward ##`` (on the main thread, which
 waits while autograd's thread works) and ``## optimizer ##``. ``Optimizer.step#SGD.step`` is a phase by its
-name in every job. Kineto records no OS runtime calls: checkpoint writes are the nsys generator's.
+name in every job. ``profile_memory`` writes ``[memory]`` events: each forward op (addmm, gelu, mm, add)
+allocates its 64 MiB output inside the op, freed after the layer's AccumulateGrad in backward, over 1 GiB of
+weights allocated before the trace (``KinetoTruth.memory``, with the op and nn.Module of each allocation). Kineto records no OS runtime calls: checkpoint writes are the nsys generator's.
 
 GEMMs are launched through the driver API (``cuda_driver`` ``cuLaunchKernelEx``, as cuBLASLt does on
 B200), the other kernels through ``cudaLaunchKernel``; memcpy/memset/NCCL through the runtime.
@@ -146,6 +148,7 @@ class KinetoJobSpec:
     sync_stalls: bool = False  # loss.item() waits for the GPU, torch.cuda.synchronize() before it, cuda_sync events
     python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
     phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
+    profile_memory: bool = False  # [memory] events: each forward op's output, freed in backward (KinetoTruth.memory)
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.iterations, self.layers, self.gpus_per_node) < 1:
@@ -253,6 +256,17 @@ class FrameTruth(NamedTuple):
     iteration: int
 
 
+class AllocationTruth(NamedTuple):
+    start_ns: int  # the [memory] event, UTC
+    bytes: int  # > 0 allocation, < 0 free
+    address: int
+    total_allocated: int  # the event's Total Allocated (WEIGHT_BYTES, allocated before the trace, included)
+    tid: int
+    op: str | None  # the innermost cpu_op around it (None: none, the frees in backward)
+    module: str | None  # the innermost nn.Module frame around it ('Linear_0'; None: none or no python_frames)
+    iteration: int
+
+
 @dataclass
 class KinetoTruth:
     """What the generator wrote, per rank unless keyed by file. Times are UTC epoch ns as in the file."""
@@ -288,6 +302,7 @@ class KinetoTruth:
     gpu_busy: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     syncs: dict[int, list[SyncTruth]] = field(default_factory=dict)  # cuda_sync events (sync_stalls)
     frames: dict[int, list[FrameTruth]] = field(default_factory=dict)  # python_function events (python_frames)
+    memory: dict[int, list[AllocationTruth]] = field(default_factory=dict)  # [memory] events (profile_memory)
 
     def memcpy_bytes(self, rank: int) -> int:
         return sum(m.bytes for m in self.memcpy[rank])
@@ -395,6 +410,10 @@ def _shapes(concrete, types, strides, dims) -> str:
 
 X2D, W2D = [TOKENS, HIDDEN], [HIDDEN, HIDDEN]
 S2D, ST2D = [HIDDEN, 1], [1, HIDDEN]
+ACTIVATION_BYTES = TOKENS * HIDDEN * 2  # a forward op's bf16 output
+WEIGHT_BYTES = 1 << 30  # allocated before the trace: in every Total Allocated, in no event
+RESERVED_BYTES = 8 << 30
+ACTIVATION_ADDRESS = 0x7F00_0000_0000  # + (4 * layer + k) * 2^27: the k-th output of a layer
 DATA_LOADER_OP = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 MID = {
     "aten::linear": _shapes(["", "", ""], [_BF] * 3, [S2D, S2D, [1]], [X2D, W2D, [HIDDEN]]),
@@ -468,6 +487,9 @@ _SYNC = ('\n  {\n    "ph": "X",\n    "cat": "cuda_sync",\n    "name": "%s",\n   
 _PY = ('\n  {\n    "ph": "X",\n    "cat": "python_function",\n    "name": "%s",\n    "pid": %d,\n    "tid": %d,\n'
        '    "ts": %d.%03d,\n    "dur": %d.%03d\n    ,\n    "args": {\n      "Python parent id": %d, "Python id": %d, '
        '%s"Ev Idx": %d\n    }\n  },')
+_MEMORY = ('\n  {\n    "ph": "i",\n    "cat": "cpu_instant_event",\n    "s": "t",\n    "name": "[memory]",\n'
+           '    "pid": %d,\n    "tid": %d,\n    "ts": %d.%03d,\n    "args": {\n      "Total Reserved": %d, '
+           '"Total Allocated": %d, "Bytes": %d, "Addr": %d, "Device Id": %d, "Device Type": 1, "Ev Idx": %d\n    }\n  },')
 _META = ('\n  {\n    "ph": "M",\n    "name": "%s",\n    "ts": %d.%03d,\n    "pid": %s,\n    "tid": %d,\n'
          '    "args": {\n      "%s": %s\n    }\n  },')
 
@@ -619,6 +641,8 @@ class _Rank:
         self.frames: list[FrameTruth] = []
         self.py_buf: list[str | None] = []
         self.frame_stack: list[tuple[int, int, int, int, str]] = []  # (slot, python id, parent id, start, name)
+        self.allocations: list[AllocationTruth] = []
+        self.allocated = WEIGHT_BYTES
         self.job_frame_id = self.py_id = 1_000_000 * (rank + 1)  # the frames' caller: outside the trace
 
     # ---- primitives -------------------------------------------------------------------------
@@ -754,12 +778,27 @@ class _Rank:
                 a_.cover(COMPUTE_STREAM, start, end)
 
     def _op_launch(self, buf: list, name: str, tid: int, kernels: tuple[KernelType, ...], seq: str = "",
-                   mid_key: str | None = None) -> tuple[int, int, int, int]:
+                   mid_key: str | None = None, output: int | None = None) -> tuple[int, int, int, int]:
+        """A cpu_op launching kernels; ``output``: the address of the activation it allocates first
+        (with profile_memory)."""
         slot = self._open(buf, name, tid)
+        if output is not None and self.spec.profile_memory:
+            self._memory(buf, tid, ACTIVATION_BYTES, output, name)
         for kt in kernels:
             self._launch(kt, tid, slot[2])
         self._close(buf, slot, "cpu_op", name, tid, MID[mid_key or name], seq)
         return slot
+
+    def _memory(self, buf: list, tid: int, nbytes: int, address: int, op: str | None) -> None:
+        """A [memory] event (allocation: nbytes > 0; free: < 0) now on the thread."""
+        t = self._adv(300, 400) + self.shift
+        self.allocated += nbytes
+        module = next((f[4][11:] for f in reversed(self.frame_stack) if f[4].startswith("nn.Module: ")), None)
+        buf.append(_MEMORY % (self.pid, tid, t // 1000, t % 1000, RESERVED_BYTES, self.allocated, nbytes, address,
+                              self.device, self.ev_idx))
+        self.ev_idx += 1
+        self.allocations.append(AllocationTruth(self.base + t, nbytes, address, self.allocated, tid, op, module,
+                                                self.iteration))
 
     def _mem(self, kind: str, name: str, nbytes: int, tid: int, ext: int) -> None:
         cat, api = ("gpu_memset", "cudaMemsetAsync") if kind == "memset" else ("gpu_memcpy", "cudaMemcpyAsync")
@@ -944,17 +983,17 @@ class _Rank:
             self._leaf(buf, "aten::as_strided", tid)
             self._close(buf, tr, "cpu_op", "aten::transpose", tid, MID["aten::transpose"])
             self._close(buf, t, "cpu_op", "aten::t", tid, MID["aten::t"])
-            self._op_launch(buf, "aten::addmm", tid, (GEMM_FWD,))
+            self._op_launch(buf, "aten::addmm", tid, (GEMM_FWD,), output=ACTIVATION_ADDRESS + (4 * layer << 27))
             self._close(buf, lin, "cpu_op", "aten::linear", tid, MID["aten::linear"], seq)
         self._fwdbwd_start(nr, lin)
         frames = {"aten::gelu": self._module("GELU", layer, "torch/nn/modules/activation.py(734): forward",
                                              "<built-in function gelu>"),
                   "aten::mm": self._frames("<built-in method mm of type object at 0x7f3a2c1e4f40>"),
                   "aten::add": nullcontext()}  # Python's + calls no function
-        for name, kt in (("aten::gelu", GELU), ("aten::mm", GEMM_FWD_MM), ("aten::add", ADD)):
+        for k, (name, kt) in enumerate((("aten::gelu", GELU), ("aten::mm", GEMM_FWD_MM), ("aten::add", ADD)), 1):
             seq, nr = self._fwd_seq()
             with frames[name]:
-                slot = self._op_launch(buf, name, tid, (kt,), seq)
+                slot = self._op_launch(buf, name, tid, (kt,), seq, output=ACTIVATION_ADDRESS + (4 * layer + k << 27))
             self._fwdbwd_start(nr, slot)
 
     # ---- python frames and phase annotations (KinetoJobSpec.python_frames, phase_annotations) ----
@@ -1010,6 +1049,9 @@ class _Rank:
             self._node(buf, tid, "AddmmBackward0", s_lin, f_lin, (("aten::mm", GEMM_DGRAD), ("aten::mm", GEMM_WGRAD),
                                                                  ("aten::sum", SUM)))
             self._node(buf, tid, "torch::autograd::AccumulateGrad", None, None, (("aten::add_", ADD),))
+            if self.spec.profile_memory:  # the layer's activations are freed once its gradients are done
+                for k in range(4):
+                    self._memory(buf, tid, -ACTIVATION_BYTES, ACTIVATION_ADDRESS + (4 * layer + k << 27), None)
             if layer == self.job.layers // 2:
                 self._collective(buf, tid, "AllReduce")
         self._adv(10_000, 20_000)
@@ -1153,6 +1195,7 @@ class _Rank:
         truth.iterations[r], truth.nccl_ops[r] = self.steps, self.nccl
         truth.data_loader[r] = self.loader_spans
         truth.syncs[r], truth.frames[r] = self.syncs, sorted(self.frames, key=lambda f: f.start_ns)
+        truth.memory[r] = self.allocations
         if self.host_log is not None:
             truth.host[r] = self.host_log
             truth.gpu_busy[r] = [(k.start_ns, k.end_ns) for k in truth.kernels[r]] + [
@@ -1171,6 +1214,7 @@ class _Rank:
         c[("X", "gpu_memset")] += len(self.memset)
         c[("X", "cuda_sync")] += len(self.syncs)
         c[("X", "python_function")] += len(self.frames)
+        c[("i", "cpu_instant_event")] += len(self.allocations)
         c[("s", "ac2g")] += self.n_ac2g // 2
         c[("f", "ac2g")] += self.n_ac2g // 2
         c[("s", "fwdbwd")] += self.n_fwdbwd // 2
@@ -1285,7 +1329,7 @@ def _overlap(many: list[tuple[int, int]], few: list[tuple[int, int]]) -> int:
 
 
 __all__ = ["KinetoJobSpec", "KinetoTruth", "KernelTruth", "MemOpTruth", "NcclOpTruth", "AnnotationTruth",
-           "SyncTruth", "FrameTruth", "generate_kineto_job"]
+           "SyncTruth", "FrameTruth", "AllocationTruth", "generate_kineto_job"]
 
 
 # --------------------------------------------------------------------------------------------
