@@ -118,12 +118,22 @@ exposed_kind_ns AS (
     GROUP BY ALL
 ),
 -- what the host did while the GPU idled ------------------------------------------------------------
+one_device AS (
+    SELECT rank_key AS grp FROM gpu_ops WHERE run_id IN (SELECT run_id FROM chosen)
+    GROUP BY rank_key HAVING count(DISTINCT device_id) = 1
+),
 rank_gaps AS MATERIALIZED (
-    -- the idle gaps of each rank's timeline: between consecutive pieces of flat (disjoint, and
-    -- covering its busy time), the gaps long enough to ask the host about
+    -- the idle gaps of each rank's timeline long enough to ask the host about. A rank with one
+    -- device: before each op that starts after the device's earlier ops ended
+    -- (gpu_ops.device_prev_end_ns; no sort of the millions of ops); with several: between
+    -- consecutive pieces of flat (disjoint, and covering its busy time)
     SELECT row_number() OVER (ORDER BY grp, start_ns) AS gap_id, grp, start_ns, end_ns
-    FROM (SELECT grp, lag(end_ns) OVER (PARTITION BY grp ORDER BY start_ns) AS start_ns, start_ns AS end_ns
-          FROM flat)
+    FROM (SELECT rank_key AS grp, device_prev_end_ns AS start_ns, start_ns AS end_ns
+          FROM gpu_ops
+          WHERE run_id IN (SELECT run_id FROM chosen) AND rank_key IN (SELECT grp FROM one_device)
+          UNION ALL
+          SELECT grp, lag(end_ns) OVER (PARTITION BY grp ORDER BY start_ns), start_ns
+          FROM flat WHERE grp NOT IN (SELECT grp FROM one_device))
     WHERE end_ns - start_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)
 ),
 host_per_run AS (
