@@ -11,45 +11,26 @@ from collections import Counter
 
 import pytest
 
-import tracewh
 from tracewh.generate import truth
 from tracewh.generate.kineto import WEIGHT_BYTES, KinetoJobSpec, generate_kineto_job
-from tracewh.ingest import ingest_paths
-from tracewh.metrics import find_metric, run_metric
+from test_host_causes import check_gap_causes, check_host_breakdown, check_sync_calls, ingested, rows
 
 SPEC = KinetoJobSpec(world_size=2, iterations=4, layers=3, seed=7, data_loader_ns=3_000_000, sync_stalls=True,
                      python_frames=True, phase_annotations=True, profile_memory=True)
-PARTS = {"sync": "sync_wait_ns", "launch": "launching_ns", "data": "data_loading_ns", "os": "os_call_ns",
-         "optimizer": "optimizer_ns", "backward": "backward_ns", "forward": "forward_ns", "other": "other_ns"}
-GAP_PARTS = {"sync": "sync_wait_ns", "launch": "launching_ns", "data": "data_loading_ns", "os": "os_call_ns",
-             "other": "other_host_ns"}
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("host_causes_kineto")
-    known = generate_kineto_job(folder / "traces", SPEC)
-    con = tracewh.connect(folder / "wh.duckdb")
-    assert all(r.status == "ingested" for r in ingest_paths(con, [folder / "traces"], run="job"))
+    known, con = ingested(tmp_path_factory.mktemp("host_causes_kineto"), generate_kineto_job, SPEC)
     yield known, con
     con.close()
-
-
-def rows(con, metric, **params):
-    return run_metric(con, find_metric(metric), params).to_pylist()
 
 
 def test_host_breakdown_equals_the_truth(job):
     known, con = job
     got = rows(con, "host_breakdown")
-    assert len(got) == SPEC.world_size * SPEC.iterations
-    for row in got:
-        n, lo, hi = next(step for step in known.iterations[row["rank"]] if step[0] == row["iteration"])
-        assert (row["start_ns"], row["end_ns"]) == (lo, hi)
-        want = truth.host_split(known.host[row["rank"]], lo, hi)
-        assert {column: row[column] for column in PARTS.values()} == {PARTS[c]: ns for c, ns in want.items()}
-        assert sum(row[column] for column in PARTS.values()) == row["iteration_ns"]
-        # what the job was built to show: the loader's 3 ms, the annotated phases, no OS calls
+    check_host_breakdown(known, got)
+    for row in got:  # what the job was built to show: the loader's 3 ms, the annotated phases, no OS calls
         assert row["data_loading_ns"] >= 3_000_000 and row["os_call_ns"] == 0
         assert min(row["forward_ns"], row["backward_ns"], row["optimizer_ns"], row["sync_wait_ns"]) > 0
 
@@ -57,15 +38,9 @@ def test_host_breakdown_equals_the_truth(job):
 @pytest.mark.parametrize("min_ns", [0, 30_000])
 def test_idle_gap_causes_equal_the_truth(job, min_ns):
     known, con = job
-    got = rows(con, "idle_gaps", cause_min_ns=min_ns)
-    for rank in range(SPEC.world_size):
-        mine = [r for r in got if r["rank"] == rank]
-        want = truth.gap_causes(known.host[rank], known.gpu_busy[rank], min_ns)
-        assert {column: sum(r[column] or 0 for r in mine) for column in GAP_PARTS.values()} == \
-            {GAP_PARTS[c]: ns for c, ns in want.items()}
-        attributed = [g for g in truth.idle_gaps(known.gpu_busy[rank]) if g[1] - g[0] >= min_ns]
-        assert sum(r["attributed_ns"] or 0 for r in mine) == sum(hi - lo for lo, hi in attributed)
-        assert want["data"] >= 3 * 2_900_000  # the GPU waits for the loader in every step but the first
+    for rank, mine in check_gap_causes(known, rows(con, "idle_gaps", cause_min_ns=min_ns), min_ns).items():
+        # the GPU waits for the loader in every step but the first
+        assert truth.gap_causes(known.host[rank], known.gpu_busy[rank], min_ns)["data"] >= 3 * 2_900_000
         long_gaps = [r for r in mine if r["size_bucket"] == "1-10ms"]
         assert long_gaps and all(r["host_cause"] == "data loading" for r in long_gaps)
 
@@ -73,11 +48,7 @@ def test_idle_gap_causes_equal_the_truth(job, min_ns):
 def test_sync_stalls_per_call_equal_the_truth(job):
     known, con = job
     got = rows(con, "sync_stalls", per_call=True)
-    for rank in range(SPEC.world_size):
-        mine = sorted((r["start_ns"], r["end_ns"], r["blocked_ns"], r["gpu_idle_ns"]) for r in got
-                      if r["rank"] == rank)
-        waits = sorted((lo, hi) for c, lo, hi in known.host[rank] if c == "sync")
-        assert mine == [(lo, hi, hi - lo, truth.idle_within(known.gpu_busy[rank], lo, hi)) for lo, hi in waits]
+    check_sync_calls(known, got)
     steps = SPEC.world_size * SPEC.iterations
     assert Counter((r["rule"], r["name"]) for r in got) == {
         ("pageable memcpy", "cudaMemcpyAsync"): steps, ("sync api", "cudaStreamSynchronize"): steps,
