@@ -285,3 +285,62 @@ def test_target_size(tmp_path):
     sizes = [p.stat().st_size for p in truth.files]
     assert all(abs(s - 3_000_000) < 150_000 for s in sizes), sizes
     assert truth.hostnames == {0: "node0", 1: "node0"} and truth.devices == {0: 0, 1: 1}
+
+
+# ---- host causes: cuda_sync events, python frames, phase annotations ---------------------------
+
+HOST_SPEC = KinetoJobSpec(world_size=2, iterations=2, layers=2, seed=4, sync_stalls=True, python_frames=True,
+                          phase_annotations=True, profile_memory=True)
+
+
+@pytest.fixture(scope="module")
+def host_job(tmp_path_factory) -> KinetoTruth:
+    return generate_kineto_job(tmp_path_factory.mktemp("kineto_host"), HOST_SPEC)
+
+
+def test_syncs_and_frames_laid_out_as_in_real_traces(host_job, real, shared_data):
+    """cuda_sync events as HTA's alexnet trace (PyTorch 2.x) has them, inside the call that waited;
+    python_function frames as the b200 trace (with_stack=True) has them, nested by parent id;
+    [memory] events as the H100 timesformer trace (profile_memory=True) has them."""
+    alexnet = _load(shared_data / "kineto/hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz")
+    timesformer = _load(next((shared_data / "kineto/tracelens/pairs/h100").glob("facebook_timesformer*")))
+    real_memory = next(e for e in timesformer["traceEvents"] if e.get("name") == "[memory]")
+    real_syncs = {e["name"]: e for e in _by_cat(alexnet, "cuda_sync")}
+    real_frames = {e["name"].startswith("nn.Module: "): e for e in _by_cat(real["b200"], "python_function")}
+    for path in host_job.files:
+        rank, trace = host_job.file_rank[path], _load(path, parse_float=Decimal)
+        assert Counter((e["ph"], e.get("cat")) for e in trace["traceEvents"]) == host_job.event_counts[rank]
+        calls = {e["args"]["correlation"]: e for e in trace["traceEvents"] if e.get("cat") == "cuda_runtime"}
+        flows = Counter((e["id"], e["ph"]) for e in _by_cat(trace, "ac2g"))
+        syncs = _by_cat(trace, "cuda_sync")
+        assert {e["name"] for e in syncs} == set(real_syncs) == {"Stream Sync", "Context Sync", "Stream Wait Event"}
+        for e in syncs:
+            ref, call = real_syncs[e["name"]], calls[e["args"]["correlation"]]
+            assert list(e["args"]) == list(ref["args"]) and e["args"]["cuda_sync_kind"] == e["name"]
+            assert (e["pid"], e["tid"]) == (host_job.devices[rank], e["args"]["stream"] if ref["tid"] != -1 else -1)
+            assert call["name"] == {"Stream Sync": "cudaStreamSynchronize", "Context Sync": "cudaDeviceSynchronize",
+                                    "Stream Wait Event": "cudaStreamWaitEvent"}[e["name"]]
+            assert call["ts"] < e["ts"] and e["ts"] + e["dur"] < call["ts"] + call["dur"]
+            assert call["args"]["External id"] == e["args"]["External id"]
+            assert flows[e["args"]["correlation"], "s"] == flows[e["args"]["correlation"], "f"] == 1
+        frames = {e["args"]["Python id"]: e for e in _by_cat(trace, "python_function")}
+        for e in frames.values():
+            assert list(e["args"]) == list(real_frames[e["name"].startswith("nn.Module: ")]["args"])
+            parent = frames.get(e["args"]["Python parent id"])
+            if parent is None:  # the caller is outside the trace: the model, the loss
+                assert e["name"] in ("nn.Module: Model_0", "torch/nn/functional.py(3858): mse_loss")
+                continue
+            assert parent["ts"] < e["ts"] and e["ts"] + e["dur"] < parent["ts"] + parent["dur"]
+            if parent["name"].startswith("nn.Module: "):
+                assert e["name"] == "torch/nn/modules/module.py(1779): _call_impl"
+        # each layer's aten::linear runs inside its Linear module
+        linears = [f for f in frames.values() if f["name"].startswith("nn.Module: Linear_")]
+        for op in (e for e in _by_cat(trace, "cpu_op") if e["name"] == "aten::linear"):
+            assert sum(f["ts"] < op["ts"] and op["ts"] + op["dur"] < f["ts"] + f["dur"] for f in linears) == 1
+        memory = [e for e in trace["traceEvents"] if e.get("name") == "[memory]"]
+        assert len(memory) == len(host_job.memory[rank]) == 2 * 4 * HOST_SPEC.layers * HOST_SPEC.iterations
+        for e in memory:
+            assert [k for k in e if k != "args"] == [k for k in real_memory if k != "args"]
+            assert list(e["args"]) == list(real_memory["args"]) and e["args"]["Device Type"] == 1
+        phases = Counter(e["name"] for e in _by_cat(trace, "user_annotation") if e["name"].startswith("## "))
+        assert phases == {f"## {p} ##": HOST_SPEC.iterations for p in ("forward", "backward", "optimizer")}

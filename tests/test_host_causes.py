@@ -25,12 +25,17 @@ GAP_PARTS = {"sync": "sync_wait_ns", "launch": "launching_ns", "data": "data_loa
              "other": "other_host_ns"}
 
 
-@pytest.fixture(scope="module")
-def job(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("host_causes")
-    known = generate_job(folder / "traces", SPEC)
+def ingested(folder, generate, spec):
+    """A generated job (nsys or Kineto generator) ingested as run 'job': (its truth, the warehouse)."""
+    known = generate(folder / "traces", spec)
     con = tracewh.connect(folder / "wh.duckdb")
     assert all(r.status == "ingested" for r in ingest_paths(con, [folder / "traces"], run="job"))
+    return known, con
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    known, con = ingested(tmp_path_factory.mktemp("host_causes"), generate_job, SPEC)
     yield known, con
     con.close()
 
@@ -39,33 +44,55 @@ def rows(con, metric, **params):
     return run_metric(con, find_metric(metric), params).to_pylist()
 
 
-def test_host_breakdown_equals_the_truth_and_sums_to_the_step(job):
-    known, con = job
-    got = rows(con, "host_breakdown")
-    assert len(got) == SPEC.world_size * SPEC.iterations
+def check_host_breakdown(known, got):
+    """Each row equals truth.host_split of its host step, and the parts sum to the step."""
+    assert len(got) == sum(len(steps) for steps in known.iterations.values())
     for row in got:
         n, lo, hi = next(step for step in known.iterations[row["rank"]] if step[0] == row["iteration"])
         assert (row["start_ns"], row["end_ns"]) == (lo, hi)
         want = truth.host_split(known.host[row["rank"]], lo, hi)
         assert {column: row[column] for column in PARTS.values()} == {PARTS[c]: ns for c, ns in want.items()}
         assert sum(row[column] for column in PARTS.values()) == row["iteration_ns"] == hi - lo
-        # what the job was built to show: every step waits 4 ms for data, checkpoints write
-        assert row["data_loading_ns"] == 4_000_000
-        assert row["os_call_ns"] == (9_025_000 if n % 2 == 0 else 0)
 
 
-@pytest.mark.parametrize("min_ns", [0, 30_000])
-def test_idle_gap_causes_equal_the_truth(job, min_ns):
-    known, con = job
-    got = rows(con, "idle_gaps", cause_min_ns=min_ns)
-    for rank in range(SPEC.world_size):
+def check_gap_causes(known, got, min_ns):
+    """Per rank, idle_gaps' host columns sum to truth.gap_causes of the gaps >= min_ns; returns
+    each rank's rows."""
+    by_rank = {}
+    for rank in known.host:
         mine = [r for r in got if r["rank"] == rank]
         want = truth.gap_causes(known.host[rank], known.gpu_busy[rank], min_ns)
         assert {column: sum(r[column] or 0 for r in mine) for column in GAP_PARTS.values()} == \
             {GAP_PARTS[c]: ns for c, ns in want.items()}
         attributed = [g for g in truth.idle_gaps(known.gpu_busy[rank]) if g[1] - g[0] >= min_ns]
         assert sum(r["attributed_ns"] or 0 for r in mine) == sum(hi - lo for lo, hi in attributed)
-        # the two long gaps after the first: the data loader (4 ms) and the checkpoint (+9 ms)
+        by_rank[rank] = mine
+    return by_rank
+
+
+def check_sync_calls(known, got):
+    """sync_stalls' calls (per_call) are the truth's sync waits, with the GPU idle time in each."""
+    for rank in known.host:
+        mine = sorted((r["start_ns"], r["end_ns"], r["blocked_ns"], r["gpu_idle_ns"]) for r in got
+                      if r["rank"] == rank)
+        waits = sorted((lo, hi) for c, lo, hi in known.host[rank] if c == "sync")
+        assert mine == [(lo, hi, hi - lo, truth.idle_within(known.gpu_busy[rank], lo, hi)) for lo, hi in waits]
+
+
+def test_host_breakdown_equals_the_truth_and_sums_to_the_step(job):
+    known, con = job
+    got = rows(con, "host_breakdown")
+    check_host_breakdown(known, got)
+    for row in got:  # what the job was built to show: every step waits 4 ms for data, checkpoints write
+        assert row["data_loading_ns"] == 4_000_000
+        assert row["os_call_ns"] == (9_025_000 if row["iteration"] % 2 == 0 else 0)
+
+
+@pytest.mark.parametrize("min_ns", [0, 30_000])
+def test_idle_gap_causes_equal_the_truth(job, min_ns):
+    known, con = job
+    # the two long gaps after the first: the data loader (4 ms) and the checkpoint (+9 ms)
+    for mine in check_gap_causes(known, rows(con, "idle_gaps", cause_min_ns=min_ns), min_ns).values():
         causes = {r["size_bucket"]: r["host_cause"] for r in mine if r["cause"] == "host wait"}
         assert causes["1-10ms"] == "data loading" and causes[">=10ms"] == "os call"
 
@@ -80,11 +107,7 @@ def test_idle_gap_causes_are_left_out_below_cause_min_ns(job):
 def test_sync_stalls_per_call_equal_the_truth(job):
     known, con = job
     got = rows(con, "sync_stalls", per_call=True)
-    for rank in range(SPEC.world_size):
-        mine = sorted((r["start_ns"], r["end_ns"], r["blocked_ns"], r["gpu_idle_ns"]) for r in got
-                      if r["rank"] == rank)
-        waits = sorted((lo, hi) for c, lo, hi in known.host[rank] if c == "sync")
-        assert mine == [(lo, hi, hi - lo, truth.idle_within(known.gpu_busy[rank], lo, hi)) for lo, hi in waits]
+    check_sync_calls(known, got)
     per_rule = defaultdict(int)
     for r in got:
         per_rule[r["rule"], r["name"]] += 1

@@ -60,7 +60,7 @@ PARAM_SETS = {
                     "include_first_last": "true"},
     "run_diff": {"base": NSYS_RUN, "test": SMALL_RUN, "base_iteration": "1-2", "test_iteration": "2",
                  "level": "kernel, nvtx", "short_names": "true", "launched_only": "true"},
-    "scaling": {"runs": f"{NSYS_RUN}, {SMALL_RUN}", "include_first_last": "true"},
+    "scaling": {"runs": f"{NSYS_RUN}, {SMALL_RUN}", "include_first_last": "true", "cause_min_ns": "20000"},
     "straggler": {"run": NSYS_RUN, "collective": "AllReduce"},
     "temporal_breakdown": {"run": NSYS_RUN, "per_iteration": "true", "iteration_from": "1"},
     "throughput": {"run": NSYS_RUN, "include_first_last": "true"},

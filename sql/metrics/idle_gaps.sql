@@ -5,7 +5,7 @@
 -- grain: run_id, rank, device_id, cause, size_bucket
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
--- uses: gpu_ops, host_activity, intervals, iteration_tiles, ranks, scope
+-- uses: gap_causes, gpu_ops, intervals, iteration_tiles, ranks, scope
 --
 -- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends
@@ -139,33 +139,8 @@ attributed AS MATERIALIZED (
     FROM gaps g JOIN keys k ON k.grp = g.device_grp
     WHERE g.gap_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)
 ),
-host AS (
-    -- the launching thread's calls (0 sync wait, 1 launching), data loading (2), OS calls (3)
-    SELECT rank_key AS grp, start_ns, end_ns, layer
-    FROM host_calls()
-    WHERE rank_key IN (SELECT grp FROM attributed)
-    UNION ALL
-    SELECT r.rank_key, a.start_ns, a.end_ns, a.layer
-    FROM host_activity(getvariable('data_pattern'), NULL) a JOIN ranks r USING (run_id, rank)
-    WHERE a.layer IN (2, 3)
-),
-in_gaps AS (
-    -- host activity cut to the gaps it overlaps (binned equi-join, time_bins); a group per gap
-    SELECT g.gap_id AS grp, greatest(h.start_ns, g.start_ns) AS start_ns,
-           least(h.end_ns, g.end_ns) AS end_ns, h.layer
-    FROM time_bins(host) h
-    JOIN time_bins(attributed) g ON g.grp = h.grp AND g.bin = h.bin
-    WHERE h.start_ns < g.end_ns AND h.end_ns > g.start_ns
-      AND bin_of(greatest(h.start_ns, g.start_ns)) = h.bin
-),
 gap_host AS (
-    SELECT grp AS gap_id,
-           sum(end_ns - start_ns) FILTER (WHERE layer = 0) AS sync_wait_ns,
-           sum(end_ns - start_ns) FILTER (WHERE layer = 1) AS launching_ns,
-           sum(end_ns - start_ns) FILTER (WHERE layer = 2) AS data_loading_ns,
-           sum(end_ns - start_ns) FILTER (WHERE layer = 3) AS os_call_ns
-    FROM intervals_flatten(in_gaps)
-    GROUP BY grp
+    SELECT * FROM host_in_gaps(attributed, getvariable('data_pattern'))
 ),
 host_buckets AS (
     SELECT a.device_grp, a.cause, a.bucket_order,

@@ -1,11 +1,11 @@
 -- metric: scaling
--- version: 6
+-- version: 7
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
--- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false)
--- see: temporal_breakdown, comm_comp_overlap, iteration_time
--- uses: clock_offsets, gpu_ops, intervals, nccl_ops, ranks, run_config, runs, series, training_steps
+-- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
+-- see: temporal_breakdown, comm_comp_overlap, iteration_time, idle_gaps
+-- uses: clock_offsets, gap_causes, gpu_ops, intervals, nccl_ops, ranks, run_config, runs, series, training_steps
 --
 -- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
 -- size. The temporal breakdown of every rank (as temporal_breakdown computes it: W = the rank's
@@ -20,6 +20,14 @@
 -- kernels) or idle GPU time. The sentence names it and compares it with the smallest run (fewest
 -- ranks; the first by run_id on a tie), e.g.
 --   "4 nodes: 35% of step time is exposed NCCL AllReduce, up from 9% at 1 node".
+-- Why the GPU idles (version 7): in each idle gap of a rank's GPU timeline (across its devices)
+-- at least cause_min_ns long (default 30 us, as idle_gaps), what the rank's launching thread
+-- did, as idle_gaps' causes (sql/lib/gap_causes.sql): idle_cause is the host cause (data
+-- loading, sync wait, os call, launching) that covers the most of the run's idle time and
+-- idle_cause_pct its share of all of it (shorter gaps count as unexplained). When idle time is
+-- the bottleneck and one cause explains more than half of it, the sentence names it:
+--   "2 nodes: 31% of step time is idle GPU time, up from 5% at 1 node; 70% of it while the
+--    host was loading data".
 -- Runs are described by their node count when their ranks' hosts are known (distinct
 -- ranks.host), else by world size ("8 ranks"). step_ns is the median across-rank iteration time
 -- (as iteration_time: first and last iteration of each rank left out unless include_first_last;
@@ -108,6 +116,44 @@ exposed_kind_ns AS (
     SELECT grp // 1000 AS grp, grp % 1000 AS kind_id, sum(end_ns - start_ns) AS exposed_ns
     FROM intervals_intersect(exposed_by_kind, collective_ops)
     GROUP BY ALL
+),
+-- what the host did while the GPU idled ------------------------------------------------------------
+one_device AS (
+    SELECT rank_key AS grp FROM gpu_ops WHERE run_id IN (SELECT run_id FROM chosen)
+    GROUP BY rank_key HAVING count(DISTINCT device_id) = 1
+),
+rank_gaps AS MATERIALIZED (
+    -- the idle gaps of each rank's timeline long enough to ask the host about. A rank with one
+    -- device: before each op that starts after the device's earlier ops ended
+    -- (gpu_ops.device_prev_end_ns; no sort of the millions of ops); with several: between
+    -- consecutive pieces of flat (disjoint, and covering its busy time)
+    SELECT row_number() OVER (ORDER BY grp, start_ns) AS gap_id, grp, start_ns, end_ns
+    FROM (SELECT rank_key AS grp, device_prev_end_ns AS start_ns, start_ns AS end_ns
+          FROM gpu_ops
+          WHERE run_id IN (SELECT run_id FROM chosen) AND rank_key IN (SELECT grp FROM one_device)
+          UNION ALL
+          SELECT grp, lag(end_ns) OVER (PARTITION BY grp ORDER BY start_ns), start_ns
+          FROM flat WHERE grp NOT IN (SELECT grp FROM one_device))
+    WHERE end_ns - start_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)
+),
+host_per_run AS (
+    SELECT k.run_id,
+           sum(h.data_loading_ns) AS data_ns, sum(h.sync_wait_ns) AS sync_ns,
+           sum(h.os_call_ns) AS os_ns, sum(h.launching_ns) AS launch_ns
+    FROM host_in_gaps(rank_gaps, getvariable('data_pattern')) h
+    JOIN rank_gaps g ON g.gap_id = h.gap_id
+    JOIN keys k ON k.grp = g.grp
+    GROUP BY k.run_id
+),
+idle_cause AS (
+    -- the host cause covering the most idle time of a run (a tie: the first listed)
+    SELECT run_id, cause, ns FROM (
+        SELECT run_id, 'data loading' AS cause, data_ns AS ns, 1 AS listed FROM host_per_run
+        UNION ALL SELECT run_id, 'sync wait', sync_ns, 2 FROM host_per_run
+        UNION ALL SELECT run_id, 'os call', os_ns, 3 FROM host_per_run
+        UNION ALL SELECT run_id, 'launching', launch_ns, 4 FROM host_per_run)
+    WHERE ns > 0
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY ns DESC, listed) = 1
 ),
 -- per run ---------------------------------------------------------------------------------------
 per_run AS (
@@ -209,7 +255,8 @@ joined AS (
                 THEN coalesce((SELECT c.pct FROM candidates c
                                WHERE c.run_id = bl.baseline_run AND c.part = b.part), 0) END
                AS baseline_pct,
-           kt.exposed_by_collective, dif.fields AS differs_in, dif.n AS fields_differing
+           kt.exposed_by_collective, dif.fields AS differs_in, dif.n AS fields_differing,
+           ic.cause AS idle_cause, ic.ns * 100.0 / p.idle_ns AS idle_cause_pct
     FROM described d
     CROSS JOIN baseline bl
     CROSS JOIN differing dif
@@ -217,6 +264,7 @@ joined AS (
     LEFT JOIN bottleneck b ON b.run_id = d.run_id
     LEFT JOIN step_time t ON t.run_id = d.run_id
     LEFT JOIN kind_text kt ON kt.run_id = d.run_id
+    LEFT JOIN idle_cause ic ON ic.run_id = d.run_id
 )
 SELECT
     run_id,
@@ -236,6 +284,8 @@ SELECT
     bottleneck_pct,
     baseline_run,                                 -- the smallest run
     baseline_pct,                                 -- the same part's share there
+    idle_cause,                                   -- data loading | sync wait | os call | launching (NULL: none)
+    idle_cause_pct,                               -- its share of the run's idle time
     CASE
         WHEN window_ns IS NULL OR window_ns = 0 THEN label || ': no GPU activity in this run'
         ELSE label || ': ' || CAST(round(bottleneck_pct) AS BIGINT) || '% of step time is '
@@ -246,6 +296,13 @@ SELECT
                      WHEN round(bottleneck_pct) < round(baseline_pct)
                          THEN ', down from ' || CAST(round(baseline_pct) AS BIGINT) || '% at ' || baseline_label
                      ELSE ', as at ' || baseline_label END
+             || CASE WHEN bottleneck = 'idle GPU time' AND idle_cause_pct > 50
+                     THEN '; ' || CAST(round(idle_cause_pct) AS BIGINT) || '% of it while the host was '
+                          || CASE idle_cause WHEN 'data loading' THEN 'loading data'
+                                             WHEN 'sync wait' THEN 'waiting in sync calls'
+                                             WHEN 'os call' THEN 'in OS calls (I/O)'
+                                             ELSE 'launching GPU work' END
+                     ELSE '' END
     END || CASE WHEN fields_differing > 1
                 THEN ' (not one series: the runs differ in ' || differs_in || ')' ELSE '' END
         AS sentence

@@ -39,6 +39,22 @@ Job model, per rank and iteration ``N`` (``ProfilerStep#N``, numbered from ``fir
                        one multi_tensor_apply kernel per layer
                    aten::item > aten::_local_scalar_dense > cudaMemcpyAsync (DtoH), cudaStreamSynchronize
 
+Host-side causes of GPU idle time (``KinetoJobSpec`` options, off by default, so the default files stay
+byte-identical; ``KinetoTruth.host`` then lists every activity of the main thread and ``gpu_busy`` every GPU op,
+from which ``truth.py`` computes host_breakdown's, idle_gaps' and sync_stalls' answers): ``data_loader_ns``
+starts each step with an ``enumerate(DataLoader)#...__next__`` cpu_op that long; ``sync_stalls`` adds
+``torch.cuda.synchronize()`` (cudaDeviceSynchronize) after the optimizer, makes ``loss.item()``'s
+cudaStreamSynchronize last until the GPU is drained (without it the call returns at once and the host idles
+until then) and writes the ``cuda_sync`` events of these and of the collectives' cudaStreamWaitEvent
+(``KinetoTruth.syncs``); ``python_frames`` writes ``python_function`` frames (``with_stack=True``) around the
+forward pass: ``nn.Module: Model_0`` > ``Block_i`` > ``Linear_i`` / ``GELU_i``, each module frame over
+module.py's ``_call_impl`` and the module's ``forward``, as the b200 trace nests them (``KinetoTruth.frames``);
+``phase_annotations`` wraps the phases in ``## forward ##``, ``## backward ##`` (on the main thread, which
+waits while autograd's thread works) and ``## optimizer ##``. ``Optimizer.step#SGD.step`` is a phase by its
+name in every job. ``profile_memory`` writes ``[memory]`` events: each forward op (addmm, gelu, mm, add)
+allocates its 64 MiB output inside the op, freed after the layer's AccumulateGrad in backward, over 1 GiB of
+weights allocated before the trace (``KinetoTruth.memory``, with the op and nn.Module of each allocation). Kineto records no OS runtime calls: checkpoint writes are the nsys generator's.
+
 GEMMs are launched through the driver API (``cuda_driver`` ``cuLaunchKernelEx``, as cuBLASLt does on
 B200), the other kernels through ``cudaLaunchKernel``; memcpy/memset/NCCL through the runtime.
 
@@ -83,6 +99,7 @@ import shutil
 import tempfile
 from bisect import bisect_right
 from collections import Counter
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -102,7 +119,8 @@ NUM_SMS = 148  # B200
 NCCL_VERSION = "2.27.5"
 CBID = {"cudaLaunchKernel": 211, "cudaLaunchKernelExC": 430, "cudaMemcpyAsync": 41, "cudaMemsetAsync": 51,
         "cudaEventRecord": 135, "cudaStreamWaitEvent": 147, "cudaStreamSynchronize": 131,
-        "cuLaunchKernelEx": 652}
+        "cuLaunchKernelEx": 652, "cudaDeviceSynchronize": 165}
+CALL_IMPL = "torch/nn/modules/module.py(1779): _call_impl"  # the frame under every nn.Module frame
 
 # --------------------------------------------------------------------------------------------
 # Public API
@@ -127,6 +145,10 @@ class KinetoJobSpec:
     target_bytes_per_rank: int | None = None  # when set, overrides ``layers`` (file size per rank)
     record_shapes: bool = True  # False: cpu_op args without Input Dims/type/Strides/Concrete Inputs
     data_loader_ns: int = 0  # > 0: each step starts with a DataLoader __next__ cpu_op this long (slow input)
+    sync_stalls: bool = False  # loss.item() waits for the GPU, torch.cuda.synchronize() before it, cuda_sync events
+    python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
+    phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
+    profile_memory: bool = False  # [memory] events: each forward op's output, freed in backward (KinetoTruth.memory)
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.iterations, self.layers, self.gpus_per_node) < 1:
@@ -150,6 +172,11 @@ class KinetoJobSpec:
 
     def base_for(self, rank: int) -> int:
         return self.base_time_overrides.get(rank, self.base_time_ns)
+
+    @property
+    def host_causes(self) -> bool:
+        """Whether the main thread's activities are recorded in the truth (KinetoTruth.host)."""
+        return bool(self.data_loader_ns or self.sync_stalls or self.python_frames or self.phase_annotations)
 
 
 class KernelTruth(NamedTuple):
@@ -206,6 +233,40 @@ class AnnotationTruth(NamedTuple):
     external_id: int
 
 
+class SyncTruth(NamedTuple):
+    kind: str  # cuda_sync_kind: 'Stream Sync' | 'Context Sync' | 'Stream Wait Event'
+    api_name: str  # the runtime call that waited
+    stream_id: int | None  # the stream synchronized or made to wait (None: context sync)
+    wait_stream_id: int | None  # Stream Wait Event: the stream whose event it waits on
+    start_ns: int  # the cuda_sync event, UTC
+    end_ns: int
+    api_start_ns: int  # the runtime call, UTC
+    api_end_ns: int
+    correlation_id: int
+    external_id: int
+    iteration: int
+
+
+class FrameTruth(NamedTuple):
+    name: str  # 'nn.Module: Linear_0', 'torch/nn/modules/module.py(1779): _call_impl', ...
+    start_ns: int  # UTC
+    end_ns: int
+    python_id: int
+    python_parent_id: int
+    iteration: int
+
+
+class AllocationTruth(NamedTuple):
+    start_ns: int  # the [memory] event, UTC
+    bytes: int  # > 0 allocation, < 0 free
+    address: int
+    total_allocated: int  # the event's Total Allocated (WEIGHT_BYTES, allocated before the trace, included)
+    tid: int
+    op: str | None  # the innermost cpu_op around it (None: none, the frees in backward)
+    module: str | None  # the innermost nn.Module frame around it ('Linear_0'; None: none or no python_frames)
+    iteration: int
+
+
 @dataclass
 class KinetoTruth:
     """What the generator wrote, per rank unless keyed by file. Times are UTC epoch ns as in the file."""
@@ -235,6 +296,13 @@ class KinetoTruth:
     comm_overlap_ns: dict[int, int] = field(default_factory=dict)  # |comm kernels ∩ compute kernels|
     event_counts: dict[int, Counter] = field(default_factory=dict)  # (ph, cat or None) -> events in the file
     data_loader: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # DataLoader ops (start, end) UTC
+    # with spec.host_causes: the main thread's activities (category of truth.HOST_CATEGORIES, start, end) UTC,
+    # as truth.host_split and truth.gap_causes take them, and each rank's GPU ops (start, end)
+    host: dict[int, list[tuple[str, int, int]]] = field(default_factory=dict)
+    gpu_busy: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    syncs: dict[int, list[SyncTruth]] = field(default_factory=dict)  # cuda_sync events (sync_stalls)
+    frames: dict[int, list[FrameTruth]] = field(default_factory=dict)  # python_function events (python_frames)
+    memory: dict[int, list[AllocationTruth]] = field(default_factory=dict)  # [memory] events (profile_memory)
 
     def memcpy_bytes(self, rank: int) -> int:
         return sum(m.bytes for m in self.memcpy[rank])
@@ -342,6 +410,10 @@ def _shapes(concrete, types, strides, dims) -> str:
 
 X2D, W2D = [TOKENS, HIDDEN], [HIDDEN, HIDDEN]
 S2D, ST2D = [HIDDEN, 1], [1, HIDDEN]
+ACTIVATION_BYTES = TOKENS * HIDDEN * 2  # a forward op's bf16 output
+WEIGHT_BYTES = 1 << 30  # allocated before the trace: in every Total Allocated, in no event
+RESERVED_BYTES = 8 << 30
+ACTIVATION_ADDRESS = 0x7F00_0000_0000  # + (4 * layer + k) * 2^27: the k-th output of a layer
 DATA_LOADER_OP = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 MID = {
     "aten::linear": _shapes(["", "", ""], [_BF] * 3, [S2D, S2D, [1]], [X2D, W2D, [HIDDEN]]),
@@ -405,6 +477,19 @@ _MEM = ('\n  {\n    "ph": "X",\n    "cat": "%s",\n    "name": "%s",\n    "pid": 
         '"context": 1, "stream": %d, "correlation": %d, "bytes": %d, "memory bandwidth (GB/s)": %r\n    }\n  },'
         '\n  {\n    "ph": "f",\n    "id": %d,\n    "pid": %d,\n    "tid": %d,\n    "ts": %d.%03d,\n'
         '    "cat": "ac2g",\n    "name": "ac2g"\n    , "bp": "e"\n  },')
+# cuda_sync as PyTorch 2.x writes it (CUPTI synchronization activity): on pid = device, tid = stream
+# (-1 for a context sync), args as in HTA's critical_path/alexnet trace; %s: the Stream Wait Event's
+# wait_on_* keys
+_SYNC = ('\n  {\n    "ph": "X",\n    "cat": "cuda_sync",\n    "name": "%s",\n    "pid": %d,\n    "tid": %d,\n'
+         '    "ts": %d.%03d,\n    "dur": %d.%03d\n    ,\n    "args": {\n      "External id": %d,"cuda_sync_kind": "%s", '
+         '%s"stream": %d, "correlation": %d, "device": %d, "context": 1\n    }\n  },')
+# python_function (with_stack=True), as in TraceLens' b200 trace; %s: '"Python module id": 0, ' on nn.Module frames
+_PY = ('\n  {\n    "ph": "X",\n    "cat": "python_function",\n    "name": "%s",\n    "pid": %d,\n    "tid": %d,\n'
+       '    "ts": %d.%03d,\n    "dur": %d.%03d\n    ,\n    "args": {\n      "Python parent id": %d, "Python id": %d, '
+       '%s"Ev Idx": %d\n    }\n  },')
+_MEMORY = ('\n  {\n    "ph": "i",\n    "cat": "cpu_instant_event",\n    "s": "t",\n    "name": "[memory]",\n'
+           '    "pid": %d,\n    "tid": %d,\n    "ts": %d.%03d,\n    "args": {\n      "Total Reserved": %d, '
+           '"Total Allocated": %d, "Bytes": %d, "Addr": %d, "Device Id": %d, "Device Type": 1, "Ev Idx": %d\n    }\n  },')
 _META = ('\n  {\n    "ph": "M",\n    "name": "%s",\n    "ts": %d.%03d,\n    "pid": %s,\n    "tid": %d,\n'
          '    "args": {\n      "%s": %s\n    }\n  },')
 
@@ -551,6 +636,14 @@ class _Rank:
         self.iteration = 0
         self.fwd_seqs: list[tuple[int, int]] = []
         self.loader_spans: list[tuple[int, int]] = []
+        self.host_log: list[tuple[str, int, int]] | None = [] if spec.host_causes else None
+        self.syncs: list[SyncTruth] = []
+        self.frames: list[FrameTruth] = []
+        self.py_buf: list[str | None] = []
+        self.frame_stack: list[tuple[int, int, int, int, str]] = []  # (slot, python id, parent id, start, name)
+        self.allocations: list[AllocationTruth] = []
+        self.allocated = WEIGHT_BYTES
+        self.job_frame_id = self.py_id = 1_000_000 * (rank + 1)  # the frames' caller: outside the trace
 
     # ---- primitives -------------------------------------------------------------------------
 
@@ -585,11 +678,16 @@ class _Rank:
         self._adv(2_000, 6_000)
         self._close(buf, slot, "cpu_op", name, tid, MID.get(mid_key or name, ""), seq)
 
-    def _api(self, cat: str, name: str, tid: int, ext: int, dur: int = 2_500, spread: int = 4_000) -> tuple[int, int,
-                                                                                                              int]:
-        """One CUDA API call; returns (start, end, correlation). The text goes to the GPU section."""
+    def _api(self, cat: str, name: str, tid: int, ext: int, dur: int = 2_500, spread: int = 4_000,
+             returns_after: int = 0, category: str | None = None) -> tuple[int, int, int]:
+        """One CUDA API call; returns (start, end, correlation). The text goes to the GPU section. A call
+        that waits for the GPU returns at ``returns_after`` at the earliest; ``category``: what the call is
+        in the host truth (launch, sync; None: neither)."""
         start = self._adv(800, 1_500)
         end = self._adv(dur, spread)
+        if returns_after > end:
+            end = self.t = returns_after
+        self._log(category, start, end, tid)
         corr = self.corr
         self.corr += 1
         s, d = start + self.shift, end - start
@@ -600,6 +698,35 @@ class _Rank:
         else:
             self.n_driver += 1
         return start, end, corr
+
+    def _log(self, category: str | None, start: int, end: int, tid: int | None = None) -> None:
+        """Record an activity of the main thread (tid None: a phase, on any thread) in the host truth."""
+        if self.host_log is not None and category is not None and tid in (None, self.tid_main):
+            self.host_log.append((category, self.base + start + self.shift, self.base + end + self.shift))
+
+    def _sync(self, api: str, kind: str, stream: int | None, tid: int, ext: int, returns_after: int) -> None:
+        """A call that waits for the GPU (until ``returns_after``) and its cuda_sync event."""
+        start, end, corr = self._api("cuda_runtime", api, tid, ext, dur=1_000, spread=1_000,
+                                     returns_after=returns_after, category="sync")
+        self._sync_event(kind, api, tid, start, end, corr, ext, stream)
+
+    def _sync_event(self, kind: str, api: str, api_tid: int, api_start: int, api_end: int, corr: int, ext: int,
+                    stream: int | None, wait_stream: int | None = None, record_corr: int = 0) -> None:
+        """The cuda_sync event of a runtime call: from 0.5 us after its start to 0.2 us before its end
+        (the call's own overhead around the wait), with its ac2g flow."""
+        start, end = api_start + 500, api_end - 200
+        s, d = start + self.shift, end - start
+        tid = -1 if stream is None else stream
+        wait = "" if wait_stream is None else (f'"wait_on_stream": {wait_stream}, "wait_on_cuda_event_record_corr_id": '
+                                               f'{record_corr}, "wait_on_cuda_event_id": 1, ')
+        self.gpu.append(_SYNC % (kind, self.device, tid, s // 1000, s % 1000, d // 1000, d % 1000, ext, kind, wait,
+                                 4294967295 if stream is None else stream, corr, self.device)
+                        + _FLOW_F % (corr, self.device, tid, s // 1000, s % 1000, "ac2g", "ac2g"))
+        self.n_ac2g += 1
+        self._flow_s(corr, api_tid, api_start)
+        utc = self.base + self.shift
+        self.syncs.append(SyncTruth(kind, api, stream, wait_stream, utc + start, utc + end, utc + api_start,
+                                    utc + api_end, corr, ext, self.iteration))
 
     def _flow_s(self, corr: int, tid: int, start: int) -> None:
         s = start + self.shift
@@ -620,6 +747,8 @@ class _Rank:
             api_start = paced
         api_end = api_start + 2_500 + int(4_000 * rnd())
         self.t = api_end
+        if self.host_log is not None:
+            self._log("launch", api_start, api_end, tid)
         corr = self.corr
         self.corr += 1
         u = rnd()  # ~3% of kernels follow an idle gap, the rest 1-3 us after their predecessor
@@ -649,16 +778,33 @@ class _Rank:
                 a_.cover(COMPUTE_STREAM, start, end)
 
     def _op_launch(self, buf: list, name: str, tid: int, kernels: tuple[KernelType, ...], seq: str = "",
-                   mid_key: str | None = None) -> tuple[int, int, int, int]:
+                   mid_key: str | None = None, output: int | None = None) -> tuple[int, int, int, int]:
+        """A cpu_op launching kernels; ``output``: the address of the activation it allocates first
+        (with profile_memory)."""
         slot = self._open(buf, name, tid)
+        if output is not None and self.spec.profile_memory:
+            self._memory(buf, tid, ACTIVATION_BYTES, output, name)
         for kt in kernels:
             self._launch(kt, tid, slot[2])
         self._close(buf, slot, "cpu_op", name, tid, MID[mid_key or name], seq)
         return slot
 
+    def _memory(self, buf: list, tid: int, nbytes: int, address: int, op: str | None) -> None:
+        """A [memory] event (allocation: nbytes > 0; free: < 0) now on the thread."""
+        t = self._adv(300, 400) + self.shift
+        self.allocated += nbytes
+        module = next((f[4][11:] for f in reversed(self.frame_stack) if f[4].startswith("nn.Module: ")), None)
+        buf.append(_MEMORY % (self.pid, tid, t // 1000, t % 1000, RESERVED_BYTES, self.allocated, nbytes, address,
+                              self.device, self.ev_idx))
+        self.ev_idx += 1
+        self.allocations.append(AllocationTruth(self.base + t, nbytes, address, self.allocated, tid, op, module,
+                                                self.iteration))
+
     def _mem(self, kind: str, name: str, nbytes: int, tid: int, ext: int) -> None:
         cat, api = ("gpu_memset", "cudaMemsetAsync") if kind == "memset" else ("gpu_memcpy", "cudaMemcpyAsync")
-        api_start, api_end, corr = self._api("cuda_runtime", api, tid, ext, dur=5_000, spread=8_000)
+        # an async copy to or from pageable memory waits while the driver stages it (sync_stalls' rule)
+        api_start, api_end, corr = self._api("cuda_runtime", api, tid, ext, dur=5_000, spread=8_000,
+                                             category="sync" if "Pageable" in name else "launch")
         self._flow_s(corr, tid, api_start)
         start = max(self.compute_free + 1_500, api_start + 4_000)
         rate = 2.0 if kind == "memset" else 20.0  # bytes per ns
@@ -722,9 +868,13 @@ class _Rank:
         rpc = self._open(buf, "record_param_comms", tid)
         ext = rpc[2]
         ann_slot, ann = self._annotation_open(buf, ann_name, tid)
-        self._api("cuda_runtime", "cudaEventRecord", tid, ext)
-        self._api("cuda_runtime", "cudaStreamWaitEvent", tid, ext)
-        api_start, _, corr = self._api("cuda_runtime", "cudaLaunchKernelExC", tid, ext, dur=6_000, spread=4_000)
+        _, _, record = self._api("cuda_runtime", "cudaEventRecord", tid, ext)
+        wait_start, wait_end, wait = self._api("cuda_runtime", "cudaStreamWaitEvent", tid, ext)
+        if self.spec.sync_stalls:  # the NCCL stream waits for the work queued on the compute stream
+            self._sync_event("Stream Wait Event", "cudaStreamWaitEvent", tid, wait_start, wait_end, wait, ext,
+                             NCCL_STREAM, COMPUTE_STREAM, record)
+        api_start, _, corr = self._api("cuda_runtime", "cudaLaunchKernelExC", tid, ext, dur=6_000, spread=4_000,
+                                       category="launch")
         self._flow_s(corr, tid, api_start)
         ready = max(api_start + 200_000 + int(300_000 * self.rng.random()), self.compute_free + 2_000)
         open_anns = tuple(a for a in self.anns if a.tid == tid)
@@ -793,6 +943,7 @@ class _Rank:
             self.t = slot[1] + self.spec.data_loader_ns - 1_500
             end = self._close(buf, slot, "cpu_op", DATA_LOADER_OP, tid, "", tail=1_500)
             self.loader_spans.append((self.base + slot[1] + self.shift, self.base + end + self.shift))
+            self._log("data", slot[1], end, tid)
         for nbytes in (262_144, 262_144):  # input ids, labels
             to = self._open(buf, "aten::to", tid)
             tc = self._open(buf, "aten::_to_copy", tid)
@@ -811,27 +962,83 @@ class _Rank:
     def forward(self, n: int) -> None:
         buf, tid = self.cpu_main, self.tid_main
         self.fwd_seqs = []
-        for layer in range(self.job.layers):
-            seq, nr = self._fwd_seq()
+        phase = self._phase_open("## forward ##")
+        with self._module("Model", 0, "train.py(52): forward"):
+            for layer in range(self.job.layers):
+                with self._module("Block", layer, "train.py(31): forward"):
+                    self._layer_forward(buf, tid, layer)
+                if layer == self.job.layers // 2:
+                    self._collective(buf, tid, "AllGather")
+        with self._frames("torch/nn/functional.py(3858): mse_loss"):  # loss
+            self._leaf(buf, "aten::mse_loss", tid, "backward_node")
+        self._phase_close(phase, "forward")
+
+    def _layer_forward(self, buf: list, tid: int, layer: int) -> None:
+        """x = x + mm(gelu(linear(x)), w): nn.Linear and nn.GELU modules, torch.mm and the + operator."""
+        seq, nr = self._fwd_seq()
+        with self._module("Linear", layer, "torch/nn/modules/linear.py(125): forward", "<built-in function linear>"):
             lin = self._open(buf, "aten::linear", tid)
             t = self._open(buf, "aten::t", tid)
             tr = self._open(buf, "aten::transpose", tid)
             self._leaf(buf, "aten::as_strided", tid)
             self._close(buf, tr, "cpu_op", "aten::transpose", tid, MID["aten::transpose"])
             self._close(buf, t, "cpu_op", "aten::t", tid, MID["aten::t"])
-            self._op_launch(buf, "aten::addmm", tid, (GEMM_FWD,))
+            self._op_launch(buf, "aten::addmm", tid, (GEMM_FWD,), output=ACTIVATION_ADDRESS + (4 * layer << 27))
             self._close(buf, lin, "cpu_op", "aten::linear", tid, MID["aten::linear"], seq)
-            self._fwdbwd_start(nr, lin)
-            for name, kt in (("aten::gelu", GELU), ("aten::mm", GEMM_FWD_MM), ("aten::add", ADD)):
-                seq, nr = self._fwd_seq()
-                self._fwdbwd_start(nr, self._op_launch(buf, name, tid, (kt,), seq))
-            if layer == self.job.layers // 2:
-                self._collective(buf, tid, "AllGather")
-        # loss
-        self._leaf(buf, "aten::mse_loss", tid, "backward_node")
+        self._fwdbwd_start(nr, lin)
+        frames = {"aten::gelu": self._module("GELU", layer, "torch/nn/modules/activation.py(734): forward",
+                                             "<built-in function gelu>"),
+                  "aten::mm": self._frames("<built-in method mm of type object at 0x7f3a2c1e4f40>"),
+                  "aten::add": nullcontext()}  # Python's + calls no function
+        for k, (name, kt) in enumerate((("aten::gelu", GELU), ("aten::mm", GEMM_FWD_MM), ("aten::add", ADD)), 1):
+            seq, nr = self._fwd_seq()
+            with frames[name]:
+                slot = self._op_launch(buf, name, tid, (kt,), seq, output=ACTIVATION_ADDRESS + (4 * layer + k << 27))
+            self._fwdbwd_start(nr, slot)
+
+    # ---- python frames and phase annotations (KinetoJobSpec.python_frames, phase_annotations) ----
+
+    @contextmanager
+    def _frames(self, *names: str):
+        """python_function frames around the body, outermost first (nothing without python_frames)."""
+        if not self.spec.python_frames:
+            yield
+            return
+        for name in names:
+            start = self._adv(300, 400)
+            parent = self.frame_stack[-1][1] if self.frame_stack else self.job_frame_id
+            self.py_id += 1
+            self.py_buf.append(None)
+            self.frame_stack.append((len(self.py_buf) - 1, self.py_id, parent, start, name))
+        yield
+        for _ in names:
+            slot, py_id, parent, start, name = self.frame_stack.pop()
+            end = self._adv(200, 300)
+            s, d = start + self.shift, end - start
+            module = '"Python module id": 0, ' if name.startswith("nn.Module: ") else ""
+            self.py_buf[slot] = _PY % (name, self.pid, self.tid_main, s // 1000, s % 1000, d // 1000, d % 1000,
+                                       parent, py_id, module, self.ev_idx)
+            self.ev_idx += 1
+            self.frames.append(FrameTruth(name, self.base + s, self.base + s + d, py_id, parent, self.iteration))
+
+    def _module(self, cls: str, index: int, source: str, *inner: str):
+        """An nn.Module call as with_stack=True records it: 'nn.Module: Linear_0' (the class and its
+        instance number) > module.py _call_impl > the module's forward > ``inner``."""
+        return self._frames(f"nn.Module: {cls}_{index}", CALL_IMPL, source, *inner)
+
+    def _phase_open(self, name: str):
+        if not self.spec.phase_annotations:
+            return None
+        return self._annotation_open(self.cpu_main, name, self.tid_main)
+
+    def _phase_close(self, opened, category: str) -> None:
+        if opened is not None:
+            slot, ann = opened
+            self._log(category, slot[1], self._annotation_close(self.cpu_main, slot, ann))
 
     def backward(self, n: int) -> None:
         buf, tid = self.cpu_bwd, self.tid_bwd
+        phase = self._phase_open("## backward ##")  # loss.backward() on the main thread: autograd's thread works
         self._adv(20_000, 40_000)
         seqs = self.fwd_seqs  # 4 per layer: linear(addmm), gelu, mm, add
         for layer in reversed(range(self.job.layers)):
@@ -842,9 +1049,13 @@ class _Rank:
             self._node(buf, tid, "AddmmBackward0", s_lin, f_lin, (("aten::mm", GEMM_DGRAD), ("aten::mm", GEMM_WGRAD),
                                                                  ("aten::sum", SUM)))
             self._node(buf, tid, "torch::autograd::AccumulateGrad", None, None, (("aten::add_", ADD),))
+            if self.spec.profile_memory:  # the layer's activations are freed once its gradients are done
+                for k in range(4):
+                    self._memory(buf, tid, -ACTIVATION_BYTES, ACTIVATION_ADDRESS + (4 * layer + k << 27), None)
             if layer == self.job.layers // 2:
                 self._collective(buf, tid, "AllReduce")
         self._adv(10_000, 20_000)
+        self._phase_close(phase, "backward")
 
     def _node(self, buf: list, tid: int, node: str, nr: int | None, flow: int | None, ops) -> None:
         outer = self._open(buf, f"autograd::engine::evaluate_function: {node}", tid)
@@ -862,6 +1073,7 @@ class _Rank:
 
     def optimizer_and_step_end(self, n: int) -> None:
         buf, tid = self.cpu_main, self.tid_main
+        phase = self._phase_open("## optimizer ##")
         oslot, oann = self._annotation_open(buf, "Optimizer.step#SGD.step", tid)
         fa = self._open(buf, "aten::_foreach_add_", tid)
         self._api("cuda_runtime", "cudaStreamWaitEvent", tid, fa[2])  # the optimizer needs the reduced grads
@@ -869,13 +1081,20 @@ class _Rank:
         for _ in range(self.job.layers):
             self._launch(FOREACH_ADD, tid, fa[2])
         self._close(buf, fa, "cpu_op", "aten::_foreach_add_", tid, MID["aten::_foreach_add_"])
-        self._annotation_close(buf, oslot, oann)
+        self._log("optimizer", oslot[1], self._annotation_close(buf, oslot, oann))  # a phase by its name
+        self._phase_close(phase, "optimizer")
+        if self.spec.sync_stalls:  # torch.cuda.synchronize(): the host waits for the whole device
+            self._sync("cudaDeviceSynchronize", "Context Sync", None, tid, self.step_slot[2],
+                       max(self.compute_free, self.nccl_free) + 1_000)
         item = self._open(buf, "aten::item", tid)
         lsd = self._open(buf, "aten::_local_scalar_dense", tid)
         self._mem("DtoH", "Memcpy DtoH (Device -> Pageable)", 4, tid, lsd[2])
         drained = max(self.compute_free, self.nccl_free) + 3_000 + int(5_000 * self.rng.random())
-        start, _, _ = self._api("cuda_runtime", "cudaStreamSynchronize", tid, lsd[2], dur=1_000, spread=1_000)
-        self.t = max(self.t, drained)
+        if self.spec.sync_stalls:  # loss.item() returns once the copy is done
+            self._sync("cudaStreamSynchronize", "Stream Sync", COMPUTE_STREAM, tid, lsd[2], drained)
+        else:  # the call returns at once and the host idles until the drain (the default files' timing)
+            self._api("cuda_runtime", "cudaStreamSynchronize", tid, lsd[2], dur=1_000, spread=1_000, category="sync")
+            self.t = max(self.t, drained)
         self._close(buf, lsd, "cpu_op", "aten::_local_scalar_dense", tid, MID["aten::_local_scalar_dense"])
         self._close(buf, item, "cpu_op", "aten::item", tid, MID["aten::item"])
         end = self._annotation_close(buf, self.step_slot, self.step_ann, tail=5_000)
@@ -892,9 +1111,9 @@ class _Rank:
                 self.gpu_anns.append(AnnotationTruth(a.name, self.base + s, self.base + s + d, stream,
                                                      a.external_id))
         self.done_anns = []
-        self.sink.write_cpu(self, "".join(self.cpu_main) + "".join(self.cpu_bwd))
+        self.sink.write_cpu(self, "".join(self.cpu_main) + "".join(self.cpu_bwd) + "".join(self.py_buf))
         self.sink.write_gpu(self, "".join(gpu))
-        self.cpu_main, self.cpu_bwd, self.gpu = [], [], []
+        self.cpu_main, self.cpu_bwd, self.gpu, self.py_buf = [], [], [], []
 
     def end(self) -> None:
         self.window_end = self.t + self.rng.randrange(100_000, 400_000)
@@ -975,6 +1194,12 @@ class _Rank:
         truth.user_annotations[r], truth.gpu_annotations[r] = self.host_anns, self.gpu_anns
         truth.iterations[r], truth.nccl_ops[r] = self.steps, self.nccl
         truth.data_loader[r] = self.loader_spans
+        truth.syncs[r], truth.frames[r] = self.syncs, sorted(self.frames, key=lambda f: f.start_ns)
+        truth.memory[r] = self.allocations
+        if self.host_log is not None:
+            truth.host[r] = self.host_log
+            truth.gpu_busy[r] = [(k.start_ns, k.end_ns) for k in truth.kernels[r]] + [
+                (m.start_ns, m.end_ns) for m in self.memcpy + self.memset]
         truth.comm_overlap_ns[r] = _overlap(
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "compute"],
             [(k.start_ns, k.end_ns) for k in truth.kernels[r] if k.kind == "comm"])
@@ -987,6 +1212,9 @@ class _Rank:
         c[("X", "kernel")] += len(self.kernels)
         c[("X", "gpu_memcpy")] += len(self.memcpy)
         c[("X", "gpu_memset")] += len(self.memset)
+        c[("X", "cuda_sync")] += len(self.syncs)
+        c[("X", "python_function")] += len(self.frames)
+        c[("i", "cpu_instant_event")] += len(self.allocations)
         c[("s", "ac2g")] += self.n_ac2g // 2
         c[("f", "ac2g")] += self.n_ac2g // 2
         c[("s", "fwdbwd")] += self.n_fwdbwd // 2
@@ -1101,7 +1329,7 @@ def _overlap(many: list[tuple[int, int]], few: list[tuple[int, int]]) -> int:
 
 
 __all__ = ["KinetoJobSpec", "KinetoTruth", "KernelTruth", "MemOpTruth", "NcclOpTruth", "AnnotationTruth",
-           "generate_kineto_job"]
+           "SyncTruth", "FrameTruth", "AllocationTruth", "generate_kineto_job"]
 
 
 # --------------------------------------------------------------------------------------------
