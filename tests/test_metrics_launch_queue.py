@@ -41,7 +41,7 @@ TOL_US = 1e-6
 def test_kernel_launch_stats_matches_hta(warehouse, name):
     hta = FILES[name]
     rows = run_metric(warehouse, find_metric("kernel_launch_stats"),
-                      {"run": name, "hta_launch_names": "true"}).to_pylist()
+                      {"run": name, "hta_launch_names": "true", "per_launch": "true"}).to_pylist()
     ours = sorted([r["correlation_id"], r["cpu_dur_ns"] / 1000, r["gpu_dur_ns"] / 1000,
                    r["launch_delay_ns"] / 1000, r["start_ns"] / 1000] for r in rows)
     assert [r[0] for r in ours] == [r[0] for r in hta["launch_stats"]]

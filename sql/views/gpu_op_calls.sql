@@ -6,7 +6,7 @@
 -- the trace (launched before the capture) are not here; gpu_op_launches keeps every op.
 CREATE OR REPLACE VIEW gpu_op_calls AS
 SELECT g.run_id, g.rank, g.rank_key, g.file_id, g.pid, g.device_id, g.stream_id, g.op, g.kind,
-       g.name, g.start_ns, g.end_ns, g.dur_ns, g.correlation_id, g.iteration,
+       g.name, g.start_ns, g.end_ns, g.dur_ns, g.correlation_id, g.iteration, g.alone,
        c.rowid AS api_id,            -- the call's row (this query only)
        c.name AS api_name,           -- cudaLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync, ...
        c.tid AS launch_tid,
