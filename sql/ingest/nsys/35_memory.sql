@@ -7,6 +7,9 @@
 -- The export gives no totals: memory_totals.sql derives them per device (derived = true).
 -- CUDA_GPU_MEMORY_POOL_EVENTS (pool created, trimmed, destroyed) are not allocations: not read.
 -- iteration: the host step (NVTX range) holding the event, as the API call that made it.
+-- nsys has no CPU ops (PyTorch's autograd-nvtx ops are NVTX ranges): _memory_ops is empty and
+-- the op an event's call ran under is its NVTX range, the innermost push/pop range on the call's
+-- thread (_memory_ranges; memory_totals.sql finds it).
 CREATE OR REPLACE TEMP TABLE _memory_raw AS
 SELECT m.rowid AS order_no, m.pid, l.tid, m.start_ns,
        CASE WHEN m.memKind IN (0, 1) THEN 'CPU' ELSE 'GPU' END AS device_type,
@@ -20,3 +23,9 @@ FROM (SELECT *, (globalPid >> 24) & 16777215 AS pid, start + getvariable('origin
 JOIN _nsys_ranks r ON r.pid = m.pid
 LEFT JOIN _launches l ON l.pid = m.pid AND l.correlation_id = m.correlationId
 ASOF LEFT JOIN _iterations i ON i.pid = m.pid AND m.start_ns >= i.start_ns;
+
+CREATE OR REPLACE TEMP VIEW _memory_ops AS
+SELECT range_id, tid, start_ns, end_ns FROM _nvtx WHERE false;
+
+CREATE OR REPLACE TEMP VIEW _memory_ranges AS
+SELECT range_id, tid, start_ns, end_ns FROM _nvtx WHERE kind = 'push_pop';

@@ -283,7 +283,8 @@ def load(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo, run_id: s
                  "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named", "_memory_raw",
                  "_staged_memory_events"]:
         con.execute(f"DROP TABLE IF EXISTS temp.{name}")
-    con.execute("DROP VIEW IF EXISTS temp._nvtx_nested")
+    for name in ["_nvtx_nested", "_memory_ops", "_memory_ranges"]:
+        con.execute(f"DROP VIEW IF EXISTS temp.{name}")
     return SourceFacts("nsys-sqlite", info.tool_version, info.schema_version,
                        info.utc_epoch_ns is not None, info.origin_ns, info.host, info.warnings)
 
