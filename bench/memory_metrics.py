@@ -6,7 +6,8 @@ does): --ranks ranks, one GPU each, alternating an allocation and the free
 of the allocation made 100 events earlier (about 100 live at any time), every 1 µs, no totals
 in the source (the view derives them: the heavier path), --iterations steps per rank (each a
 ProfilerStep range cut in forward, backward and optimizer thirds, for memory_by_phase), and a
-CPU op around every 10 events on the same thread. Built once in bench/out/ (git-ignored).
+CPU op around every 10 events on the same thread (each event linked to its op and phase, as
+ingest links them). Built once in bench/out/ (git-ignored).
 Then each memory metric runs (memory_timeline in 1000 bins), best of --repeat runs, in wall and
 CPU seconds (the machine may be shared: CPU seconds and ratios of one run compare).
 
@@ -44,13 +45,23 @@ SELECT i AS order_no, 1 AS pid, 1 AS tid, $base + i * 1000 AS start_ns, 'GPU' AS
 FROM range($per_rank) s(i)
 WHERE i % 2 = 0 OR i // 2 >= 100
 """
+# the ops and phase ranges below as a decoder shows them to memory_totals.sql, which links
+# each event to the op and range holding it
+SPANS = """
+CREATE OR REPLACE TEMP VIEW _memory_ops AS
+SELECT j AS range_id, 1 AS tid, $base + j * 10000 - 500 AS start_ns, $base + j * 10000 + 9500 AS end_ns
+FROM range($per_rank // 10) s(j);
+CREATE OR REPLACE TEMP VIEW _memory_ranges AS
+SELECT range_id, tid, start_ns, end_ns FROM store.nvtx_ranges WHERE file_id = $rank;
+"""
 STORE = """
 INSERT INTO store.memory_events BY NAME
-SELECT 'bench' AS run_id, $rank AS rank, $rank AS file_id, * FROM _staged_memory_events
+SELECT 'bench' AS run_id, $rank AS rank, $rank AS file_id,
+       $rank * 4294967296 + cpu_op_no AS cpu_op_id, * EXCLUDE (cpu_op_no) FROM _staged_memory_events
 """
 OPS = """
-INSERT INTO store.cpu_ops (run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration)
-SELECT 'bench', r, r, 1, 1, $base + j * 10000 - 500, $base + j * 10000 + 9500,
+INSERT INTO store.cpu_ops (run_id, rank, file_id, op_id, pid, tid, start_ns, end_ns, name, iteration)
+SELECT 'bench', r, r, r * 4294967296 + j, 1, 1, $base + j * 10000 - 500, $base + j * 10000 + 9500,
        'aten::op' || (j % 50), (j * 10 * $iterations) // $per_rank
 FROM range($ranks) t(r), range($per_rank // 10) s(j)
 """
@@ -74,14 +85,16 @@ def warehouse(path: Path, events: int, ranks: int, iterations: int) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     con = tracewh.connect(path)
     per_rank = events // ranks
+    con.execute(PHASES, {"base": BASE_NS, "ranks": ranks, "iterations": iterations,
+                         "span": per_rank * 1000 // iterations})
     for rank in range(ranks):
         con.execute(RAW, {"base": BASE_NS, "per_rank": per_rank, "iterations": iterations})
+        con.execute(SPANS.replace("$base", str(BASE_NS)).replace("$per_rank", str(per_rank))
+                    .replace("$rank", str(rank)))
         run_script(con, sql_dir() / "ingest" / "memory_totals.sql")
         con.execute(STORE, {"rank": rank})
     con.execute(OPS, {"base": BASE_NS, "ranks": ranks, "per_rank": per_rank,
                       "iterations": iterations})
-    con.execute(PHASES, {"base": BASE_NS, "ranks": ranks, "iterations": iterations,
-                         "span": per_rank * 1000 // iterations})
     con.close()
     return path
 
@@ -94,7 +107,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--target", type=float, default=2.0)
     args = parser.parse_args()
-    path = warehouse(HERE / "out" / f"memory-{args.events}-{args.ranks}-{args.iterations}-phases.duckdb",
+    path = warehouse(HERE / "out" / f"memory-{args.events}-{args.ranks}-{args.iterations}-links.duckdb",
                      args.events, args.ranks, args.iterations)
     con = tracewh.connect(path, read_only=True)
     stored = con.execute("SELECT count(*) FROM memory_events").fetchone()[0]

@@ -83,9 +83,9 @@ def test_ops_that_overlap_without_nesting(tmp_path):
     con = tracewh.connect(tmp_path / "wh.duckdb")
     ops = {"A": (0, 100), "B": (10, 40), "C": (20, 30), "D": (50, 120), "E": (60, 70),
            "F": (110, 115)}
-    for name, (start, end) in ops.items():
-        con.execute("INSERT INTO store.cpu_ops (run_id, rank, file_id, pid, tid, start_ns, end_ns, "
-                    "name) VALUES ('r', 0, 1, 7, 8, ?, ?, ?)", [start, end, name])
+    for op_id, (name, (start, end)) in enumerate(ops.items()):
+        con.execute("INSERT INTO store.cpu_ops (run_id, rank, file_id, op_id, pid, tid, start_ns, "
+                    "end_ns, name) VALUES ('r', 0, 1, ?, 7, 8, ?, ?, ?)", [op_id, start, end, name])
     got = {name: (depth, parent, self_ns) for name, depth, parent, self_ns in con.execute(
         "SELECT c.name, c.depth, p.name, c.self_ns FROM cpu_ops c "
         "LEFT JOIN cpu_ops p ON p.op_id = c.parent_id").fetchall()}

@@ -73,6 +73,22 @@ def test_events_land_with_time_address_thread_and_step(job):
         assert {g[5] for g in got} == {truth.rank_pid[rank]}  # the main thread (tid = pid)
 
 
+def test_each_event_names_the_nvtx_range_of_its_call(job):
+    """By the generator's plan (_Rank._memory_*): in each step the 8 MiB activations are made at
+    the end of forward and freed in backward, the 12 MiB workspace lives inside optimizer, each
+    range inside its ProfilerStep; what comes before the first step and after the last is outside
+    every range (train:begin and train:end are marks). nsys has no CPU ops."""
+    truth, con = job
+    phase = {8 * MIB: "forward", -8 * MIB: "backward", 12 * MIB: "optimizer", -12 * MIB: "optimizer"}
+    for rank, events in truth.memory.items():
+        got = con.sql("SELECT m.start_ns, m.bytes, n.name, n.depth, m.cpu_op_id FROM memory_events m "
+                      "LEFT JOIN nvtx_ranges n ON n.file_id = m.file_id AND n.range_id = m.nvtx_range_id "
+                      "WHERE m.rank = $1 ORDER BY m.start_ns", params=[rank]).fetchall()
+        assert got == [(e.start_ns, e.bytes, None if e.iteration is None else phase[e.bytes],
+                        None if e.iteration is None else 1, None)
+                       for e in sorted(events)]
+
+
 def test_known_peaks_and_counts(job):
     truth, con = job
     rows = run_metric(con, find_metric("memory_peaks")).to_pylist()

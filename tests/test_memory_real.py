@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -117,3 +117,63 @@ def test_memory_at_peak_sums_to_the_peak(warehouse, shared_data, trace):
         "SELECT DISTINCT name FROM python_frames WHERE run_id = ? AND name LIKE 'nn.Module: %'",
         [trace]).fetchall()}
     assert modules - {None} <= frames and (modules - {None} or not frames)
+
+
+def innermost(spans: list, ts: float):
+    """The innermost of `spans` (start, end, name) holding instant `ts`: start <= ts < end (a
+    span ending at ts no longer holds it; a zero-length one never does); the latest-starting,
+    at one start the shorter. The spans holding it must nest (the test says so when not)."""
+    holding = sorted((s for s in spans if s[0] <= ts < s[1]), key=lambda s: (s[0], -s[1]))
+    for outer, inner in zip(holding, holding[1:]):
+        assert outer[0] <= inner[0] and inner[1] <= outer[1], f"{outer} and {inner} cross at {ts}"
+    return holding[-1] if holding else None
+
+
+def expected_links(path: Path) -> Counter:
+    """Each [memory] event's thread, time and bytes with the innermost cpu_op and the innermost
+    user annotation (ProfilerStep#N included) on its thread, from the raw JSON; times in ns
+    from the trace's first [memory] event, so that they compare with the warehouse's."""
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    ops, annotations = defaultdict(list), defaultdict(list)
+    for e in events:
+        if e.get("ph") != "X" or not e.get("ts"):
+            continue
+        name = str(e.get("name", ""))
+        step = re.fullmatch(r"ProfilerStep#\d+", name)
+        span = (e["ts"], e["ts"] + e.get("dur", 0), name)
+        if e.get("cat") in ("cpu_op", "Operator") and not step:
+            ops[int(e["tid"])].append(span)
+        elif e.get("cat") in ("user_annotation", "User") or step:
+            annotations[int(e["tid"])].append(span)
+    memory = [e for e in events if e.get("name") == "[memory]" and e.get("ph") == "i"]
+    first = min(e["ts"] for e in memory)
+
+    def ns(us: float) -> int:
+        return round((us - first) * 1000)
+
+    def link(span, ts):
+        return None if span is None else (span[2], ns(span[0]) - ns(ts))
+
+    return Counter((int(e["tid"]), ns(e["ts"]), e["args"]["Bytes"],
+                    link(innermost(ops[int(e["tid"])], e["ts"]), e["ts"]),
+                    link(innermost(annotations[int(e["tid"])], e["ts"]), e["ts"]))
+                   for e in memory)
+
+
+@pytest.mark.parametrize("trace", TRACES)
+def test_each_event_names_the_op_and_annotation_holding_it(warehouse, shared_data, trace):
+    rows = warehouse.execute("""
+        SELECT m.tid, m.start_ns - min(m.start_ns) OVER () AS ns, m.bytes,
+               o.name AS op, o.start_ns - m.start_ns AS op_offset,
+               n.name AS annotation, n.start_ns - m.start_ns AS annotation_offset
+        FROM memory_events m
+        LEFT JOIN cpu_ops o ON o.op_id = m.cpu_op_id
+        LEFT JOIN nvtx_ranges n ON n.file_id = m.file_id AND n.range_id = m.nvtx_range_id
+        WHERE m.run_id = ?""", [trace]).fetchall()
+    got = Counter((tid, ns, size, None if op is None else (op, op_offset),
+                   None if annotation is None else (annotation, annotation_offset))
+                  for tid, ns, size, op, op_offset, annotation, annotation_offset in rows)
+    expected = expected_links(shared_data / "kineto" / trace)
+    assert got == expected
+    # most allocations happen inside an op: the links are not all empty
+    assert sum(n for key, n in expected.items() if key[3]) > sum(expected.values()) / 2

@@ -63,29 +63,72 @@ allocator AS (
     WHERE m.device_type = 'GPU' AND (k.device_id IS NULL OR k.device_id = m.device_id)
       AND scope_match(m.run_id, m.rank, getvariable('run'), getvariable('rank'))
 ),
-allocator_during AS (
-    -- 10 M events against every phase would be a range join per rank: matched within the
-    -- phase's iteration first. Those before the phase give the value at its start (the last
-    -- by event_no, the time order of a file's events on a device).
-    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns,
-           count(a.start_ns) FILTER (a.start_ns >= p.start_ns) AS samples,
-           min(a.allocated) FILTER (a.start_ns >= p.start_ns) AS min_allocated,
-           avg(a.allocated) FILTER (a.start_ns >= p.start_ns) AS mean_allocated,
-           max(a.allocated) FILTER (a.start_ns >= p.start_ns) AS max_allocated,
-           min(a.reserved) FILTER (a.start_ns >= p.start_ns) AS min_reserved,
-           avg(a.reserved) FILTER (a.start_ns >= p.start_ns) AS mean_reserved,
-           max(a.reserved) FILTER (a.start_ns >= p.start_ns) AS max_reserved,
-           min(a.free) FILTER (a.start_ns >= p.start_ns) AS min_free,
-           avg(a.free) FILTER (a.start_ns >= p.start_ns) AS mean_free,
-           max(a.free) FILTER (a.start_ns >= p.start_ns) AS max_free,
-           arg_max(a.allocated, a.event_no) FILTER (a.start_ns <= p.start_ns) AS allocated_at_start,
-           arg_max(a.reserved, a.event_no) FILTER (a.start_ns <= p.start_ns) AS reserved_at_start,
-           arg_max(a.free, a.event_no) FILTER (a.start_ns <= p.start_ns) AS free_at_start,
-           count(a.start_ns) FILTER (a.start_ns <= p.start_ns) AS before_start
-    FROM phases p
-    LEFT JOIN allocator a ON a.run_id = p.run_id AND a.rank = p.rank
-     AND a.iteration = p.iteration AND a.start_ns <= p.end_ns
+-- Phases include both ends, and the value at a phase's start is the last event at or before it.
+-- Joining 10 M events to every phase they precede or fall in made 20 M rows to aggregate; instead
+-- the instants where a phase of the iteration starts or ends cut its events into segments (the
+-- events at a cut, and those between two cuts), each summed up once, and a phase is made of the
+-- segments it covers. The time before the first cut is a segment too.
+cuts AS (
+    SELECT DISTINCT run_id, rank, iteration, unnest([start_ns, end_ns]) AS ts FROM phases
+    UNION
+    SELECT DISTINCT run_id, rank, iteration, -9223372036854775808 FROM phases
+),
+spans AS (
+    SELECT run_id, rank, iteration, ts AS lo,
+           coalesce(lead(ts) OVER (PARTITION BY run_id, rank, iteration ORDER BY ts),
+                    9223372036854775807) AS hi,
+           row_number() OVER (ORDER BY run_id, rank, iteration, ts) AS span_no
+    FROM cuts
+),
+segments AS (
+    -- at_cut: the events at lo; else those after lo and before hi. last_*: the value of the last
+    -- event (by event_no, the time order of a file's events on a device) that has one. Grouped
+    -- by the span's number (a hash of one integer, not of five columns: 0.3 s less on 10 M).
+    SELECT s.span_no, a.start_ns = s.lo AS at_cut,
+           count(*) AS events, max(a.event_no) AS last_no,
+           min(a.allocated) AS min_allocated, max(a.allocated) AS max_allocated,
+           sum(a.allocated) AS sum_allocated, arg_max(a.allocated, a.event_no) AS last_allocated,
+           count(a.reserved) AS reserved_events, min(a.reserved) AS min_reserved,
+           max(a.reserved) AS max_reserved, sum(a.reserved) AS sum_reserved,
+           arg_max(a.reserved, a.event_no) AS last_reserved,
+           max(a.event_no) FILTER (a.reserved IS NOT NULL) AS last_reserved_no,
+           count(a.free) AS free_events, min(a.free) AS min_free, max(a.free) AS max_free,
+           sum(a.free) AS sum_free, arg_max(a.free, a.event_no) AS last_free,
+           max(a.event_no) FILTER (a.free IS NOT NULL) AS last_free_no
+    FROM spans s
+    JOIN allocator a ON a.run_id = s.run_id AND a.rank = s.rank AND a.iteration = s.iteration
+     AND a.start_ns >= s.lo AND a.start_ns < s.hi
     GROUP BY ALL
+),
+phase_segments AS (
+    SELECT p.run_id, p.rank, p.iteration, p.phase, p.start_ns, p.end_ns, g.*,
+           g.lo >= p.start_ns AND (g.at_cut OR g.hi <= p.end_ns) AS during,
+           CASE WHEN g.at_cut THEN g.lo <= p.start_ns ELSE g.hi <= p.start_ns END AS before
+    FROM phases p
+    LEFT JOIN (SELECT s.lo, s.hi, s.run_id AS g_run_id, s.rank AS g_rank,
+                      s.iteration AS g_iteration, g.* EXCLUDE (span_no)
+               FROM segments g JOIN spans s USING (span_no)) g
+      ON g.g_run_id = p.run_id AND g.g_rank = p.rank AND g.g_iteration = p.iteration
+     AND g.lo <= p.end_ns
+),
+allocator_during AS (
+    SELECT run_id, rank, iteration, phase, start_ns, end_ns,
+           CAST(coalesce(sum(events) FILTER (during), 0) AS BIGINT) AS samples,
+           min(min_allocated) FILTER (during) AS min_allocated,
+           sum(sum_allocated) FILTER (during) / sum(events) FILTER (during) AS mean_allocated,
+           max(max_allocated) FILTER (during) AS max_allocated,
+           min(min_reserved) FILTER (during) AS min_reserved,
+           sum(sum_reserved) FILTER (during) / sum(reserved_events) FILTER (during) AS mean_reserved,
+           max(max_reserved) FILTER (during) AS max_reserved,
+           min(min_free) FILTER (during) AS min_free,
+           sum(sum_free) FILTER (during) / sum(free_events) FILTER (during) AS mean_free,
+           max(max_free) FILTER (during) AS max_free,
+           arg_max(last_allocated, last_no) FILTER (before) AS allocated_at_start,
+           arg_max(last_reserved, last_reserved_no) FILTER (before) AS reserved_at_start,
+           arg_max(last_free, last_free_no) FILTER (before) AS free_at_start,
+           CAST(coalesce(sum(events) FILTER (before), 0) AS BIGINT) AS before_start
+    FROM phase_segments
+    GROUP BY run_id, rank, iteration, phase, start_ns, end_ns
 ),
 -- the last event of each step (and of the time before the first step), for phases whose step
 -- has no event before them

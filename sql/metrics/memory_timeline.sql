@@ -16,7 +16,8 @@
 -- phase_pattern's (sql/lib/phase_names.sql), the one nvtx_phases and memory_by_phase use: it
 -- also names TorchRec's `## forward ##` ranges, which version 1 left without a phase.
 -- Shell: SET VARIABLE bins = 200; .read sql/metrics/memory_timeline.sql
-WITH picked AS (
+-- picked is read twice, not materialized: scanning the stored columns again is cheaper
+WITH picked AS NOT MATERIALIZED (
     SELECT run_id, rank, device_type, device_id, start_ns, allocated, reserved, derived, iteration
     FROM memory_events
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
@@ -32,7 +33,7 @@ points AS (
     FROM picked p
     WHERE coalesce(CAST(getvariable('bins') AS INTEGER), 0) <= 0
     UNION ALL
-    SELECT run_id, rank, device_type, device_id, first_ns + bin * span_ns // n AS ts_ns,
+    SELECT run_id, rank, device_type, device_id, any_value(first_ns + bin * span_ns // n) AS ts_ns,
            max(allocated), max(reserved), bool_or(derived), arg_max(iteration, allocated)
     FROM (SELECT p.*, s.first_ns, s.span_ns, b.n,
                  least((p.start_ns - s.first_ns) * b.n // s.span_ns, b.n - 1) AS bin
@@ -40,7 +41,7 @@ points AS (
           JOIN spans s USING (run_id, rank, device_type, device_id)
           CROSS JOIN (SELECT CAST(getvariable('bins') AS BIGINT) AS n) b
           WHERE b.n > 0)
-    GROUP BY run_id, rank, device_type, device_id, first_ns, span_ns, n, bin
+    GROUP BY run_id, rank, device_type, device_id, bin  -- first_ns, span_ns, n: one per device
 ),
 phases AS (
     SELECT run_id, rank, name AS phase, start_ns, end_ns

@@ -9,28 +9,29 @@
 -- parent (the sweep counts open ops; it keeps no stack): C's time is then part of B's self
 -- time. Never an error, never a cycle, self_ns never below 0.
 
--- One span per op for the sweep: the stored row's id, the thread keyed by file and pid.
+-- One span per op for the sweep: the op's id, the thread keyed by file and pid.
 CREATE OR REPLACE VIEW _cpu_op_spans AS
-SELECT rowid AS range_id, file_id * 4294967296 + coalesce(pid, 0) AS pid, tid, start_ns, end_ns
+SELECT op_id AS range_id, file_id * 4294967296 + coalesce(pid, 0) AS pid, tid, start_ns, end_ns
 FROM store.cpu_ops;
 
 CREATE OR REPLACE VIEW cpu_ops AS
 WITH ops AS (
-    SELECT o.rowid AS op_id, o.*, CAST(n.depth AS INTEGER) AS depth, n.parent_id
-    FROM store.cpu_ops o LEFT JOIN range_nesting('_cpu_op_spans') n ON n.range_id = o.rowid
+    SELECT o.*, CAST(n.depth AS INTEGER) AS depth, n.parent_id
+    FROM store.cpu_ops o LEFT JOIN range_nesting('_cpu_op_spans') n ON n.range_id = o.op_id
 ), children AS (
     -- the time of each op's children inside it
     SELECT c.parent_id AS op_id,
            sum(greatest(least(c.end_ns, p.end_ns) - c.start_ns, 0)) AS child_ns
-    FROM ops c JOIN store.cpu_ops p ON p.rowid = c.parent_id
+    FROM ops c JOIN store.cpu_ops p ON p.op_id = c.parent_id
     GROUP BY c.parent_id
 )
 SELECT
     run_id,
     rank,
     file_id,
-    op_id,            -- the op's id in this warehouse (parent_id refers to it); not kept across
-                      -- `tracewh remove`: join on it within one query
+    op_id,            -- unique in the warehouse and kept across `tracewh remove`: file_id * 2^32
+                      -- + the op's number in its file (parent_id, memory_events.cpu_op_id and
+                      -- gpu_op_launches.cpu_op_id refer to it)
     pid,
     tid,
     start_ns,

@@ -7,7 +7,12 @@
 -- negative). freed_no: the event_no of an allocation's free (NULL: not freed in the trace).
 -- unpaired: a free whose address was not allocated before it in the trace (its allocation
 -- predates the trace), or an allocation the trace never frees (cut, or still live); NULL
--- without addresses (PyTorch before 1.10). Worked out at ingest: sql/ingest/memory_totals.sql.
+-- without addresses (PyTorch before 1.10). cpu_op_id, nvtx_range_id: what made the event, the
+-- innermost CPU op and NVTX push/pop range or user annotation on its thread at its time, by the
+-- rule of those views' trees (an op that ends as the event happens does not hold it; one that
+-- starts then does). nsys: the thread of the CUDA call that made the event (NULL when the export
+-- does not link them); nsys has no CPU ops (autograd-nvtx ops are NVTX ranges): cpu_op_id NULL.
+-- Worked out at ingest: sql/ingest/memory_totals.sql.
 CREATE OR REPLACE VIEW memory_events AS
 SELECT
     run_id,
@@ -26,5 +31,7 @@ SELECT
     derived,
     freed_no,
     unpaired,
-    iteration
+    iteration,
+    cpu_op_id,        -- cpu_ops.op_id (NULL: no op held the event)
+    nvtx_range_id     -- nvtx_ranges.range_id of the same file_id (NULL: no range held it)
 FROM store.memory_events;

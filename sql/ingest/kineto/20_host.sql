@@ -24,7 +24,7 @@ GROUP BY correlation_id;
 -- more cost more than the writer reading them from _ev (measured: 0.10 s CPU per 100 MB file
 -- here against 0.07 s more in store.sql). So _ev and its tables stay until the writer is done.
 CREATE OR REPLACE TEMP VIEW _kineto_cpu_ops AS
-SELECT getvariable('host_pid') AS pid,
+SELECT e.event_no AS op_no, getvariable('host_pid') AS pid,
        e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
        e.cat AS category,
        -- coalesce looks for the old spelling only where the new one is missing (a path list

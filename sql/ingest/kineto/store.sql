@@ -6,9 +6,11 @@ INSERT INTO store.cuda_api BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, * FROM _kineto_cuda_api;
 
+-- ids stable across `tracewh remove` (migrations/0015): the file's id and the op's number
 INSERT INTO store.cpu_ops BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, * FROM _kineto_cpu_ops;
+       getvariable('file_id') AS file_id, getvariable('file_id') * 4294967296 + op_no AS op_id,
+       * EXCLUDE (op_no) FROM _kineto_cpu_ops;
 
 INSERT INTO store.nvtx_ranges BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
@@ -49,4 +51,5 @@ SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
 
 INSERT INTO store.memory_events BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
-       getvariable('file_id') AS file_id, * EXCLUDE (file_key) FROM _kineto_memory_events;
+       getvariable('file_id') AS file_id, getvariable('file_id') * 4294967296 + cpu_op_no AS cpu_op_id,
+       * EXCLUDE (file_key, cpu_op_no) FROM _kineto_memory_events;

@@ -7,6 +7,9 @@
 -- The export gives no totals: memory_totals.sql derives them per device (derived = true).
 -- CUDA_GPU_MEMORY_POOL_EVENTS (pool created, trimmed, destroyed) are not allocations: not read.
 -- iteration: the host step (NVTX range) holding the event, as the API call that made it.
+-- nsys has no CPU ops (PyTorch's autograd-nvtx ops are NVTX ranges): _memory_ops is empty and
+-- the op an event's call ran under is its NVTX range, the innermost push/pop range on the call's
+-- thread (_memory_ranges; memory_totals.sql finds it).
 CREATE OR REPLACE TEMP TABLE _memory_raw AS
 SELECT m.file_key, m.rowid AS order_no, m.pid, l.tid, m.start_ns,
        CASE WHEN m.memKind IN (0, 1) THEN 'CPU' ELSE 'GPU' END AS device_type,
@@ -21,3 +24,9 @@ FROM (SELECT m.*, r.pid, m.start + r.origin_ns AS start_ns
       WHERE m.memoryOperationType IN (0, 1) AND m.bytes IS NOT NULL) m
 LEFT JOIN _launches l ON l.file_key = m.file_key AND l.pid = m.pid AND l.correlation_id = m.correlationId
 ASOF LEFT JOIN _iterations i ON i.file_key = m.file_key AND i.pid = m.pid AND m.start_ns >= i.start_ns;
+
+CREATE OR REPLACE TEMP VIEW _memory_ops AS
+SELECT file_key, range_id, tid, start_ns, end_ns FROM _nvtx WHERE false;
+
+CREATE OR REPLACE TEMP VIEW _memory_ranges AS
+SELECT file_key, range_id, tid, start_ns, end_ns FROM _nvtx WHERE kind = 'push_pop';

@@ -345,7 +345,8 @@ def load(con: duckdb.DuckDBPyConnection, ranks: list[tuple], first_file_id: int,
                  "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named", "_memory_raw",
                  "_staged_memory_events"]:
         con.execute(f"DROP TABLE IF EXISTS temp.{name}")
-    con.execute("DROP VIEW IF EXISTS temp._nvtx_nested")
+    for name in ["_nvtx_nested", "_memory_ops", "_memory_ranges"]:
+        con.execute(f"DROP VIEW IF EXISTS temp.{name}")
 
 
 def read_export_info_named(path: Path) -> ExportInfo:
