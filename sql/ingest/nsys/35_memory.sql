@@ -11,14 +11,15 @@
 -- the op an event's call ran under is its NVTX range, the innermost push/pop range on the call's
 -- thread (_memory_ranges; memory_totals.sql finds it).
 CREATE OR REPLACE TEMP TABLE _memory_raw AS
-SELECT m.file_key, m.rowid AS order_no, m.pid, l.tid, m.start_ns,
+SELECT m.file_key, m.order_no, m.pid, l.tid, m.start_ns,
        CASE WHEN m.memKind IN (0, 1) THEN 'CPU' ELSE 'GPU' END AS device_type,
        CASE WHEN m.memKind IN (0, 1) THEN -1 ELSE m.deviceId END AS device_id,
        m.address,
        CASE WHEN m.memoryOperationType = 1 THEN -m.bytes ELSE m.bytes END AS bytes,
        CAST(NULL AS BIGINT) AS total_allocated, CAST(NULL AS BIGINT) AS total_reserved,
        CASE WHEN m.start_ns < i.end_ns THEN i.iteration END AS iteration
-FROM (SELECT m.*, r.pid, m.start + r.origin_ns AS start_ns
+-- order_no: the export's row id (staged as column rowid), unique across a batch's files
+FROM (SELECT m.*, m.file_key * 4294967296 + m.rowid AS order_no, r.pid, m.start + r.origin_ns AS start_ns
       FROM _nsys_memory m
       JOIN _nsys_ranks r ON r.file_key = m.file_key AND r.pid = (m.globalPid >> 24) & 16777215
       WHERE m.memoryOperationType IN (0, 1) AND m.bytes IS NOT NULL) m
