@@ -15,6 +15,7 @@ from typing import Callable
 
 import duckdb
 
+from .. import op_shapes
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..sqlscript import run_script, set_variables
@@ -368,10 +369,12 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
 
 def derive(con: duckdb.DuckDBPyConnection, file_id: int) -> None:
     """What a source's stored rows imply beyond themselves: its new kernel names classified, the
-    ENUM of names made again (an ENUM cannot grow), and each GPU op's place on its timeline."""
+    ENUM of names made again (an ENUM cannot grow), each GPU op's place on its timeline, and the
+    shapes of its kernel-launching ops."""
     set_variables(con, file_id=file_id)
     for script in ("kernel_names_add.sql", "views/_gpu_op_name.sql", "gpu_op_timeline.sql"):
         run_script(con, sql_dir() / script)
+    op_shapes.fill(con, file_id)
 
 
 def remove_source(con: duckdb.DuckDBPyConnection, file_id: int) -> None:
