@@ -9,9 +9,10 @@ older tracewh is upgraded by ``tracewh.connect`` (migrations, views); the time i
 
 Then, each in its own process (peak memory = that process's ru_maxrss), best of --repeat:
 
-* baseline, once: the performance models evaluated at query time over the same ops, as the
-  perf_ops view did before migration 0016 (``count(*), sum(flops), sum(bytes)``);
-* the perf_ops view (stored at ingest since 0016), the same sums, which must equal the baseline's;
+* baseline, once: the performance models evaluated at query time on every op from its args, as
+  the perf_ops view did before migration 0017 (``count(*), sum(flops), sum(bytes)``);
+* the perf_ops view (shapes stored at ingest since 0017, models on each distinct shape), the same
+  sums, which must equal the baseline's;
 * op_efficiency and mfu with their default parameters.
 
 Each row prints wall and CPU seconds, peak MB and its CPU time as a ratio to the baseline's.
@@ -58,17 +59,17 @@ for table, columns in tables:
 con.execute("CHECKPOINT")
 """
 
-# the models at query time: the perf_ops view's body before migration 0016
+# the models at query time on every op, from its args: the perf_ops view's body before migration
+# 0017, reading the stored tables (the cpu_ops view would add its tree over every op)
 QUERY_TIME_MODELS = """
 WITH launchers AS (
-    SELECT DISTINCT run_id, rank, file_id, external_id FROM kernels WHERE external_id IS NOT NULL
+    SELECT DISTINCT file_id, rank, external_id FROM store.kernels WHERE external_id IS NOT NULL
 ),
 shaped AS MATERIALIZED (
-    SELECT o.run_id, o.rank, o.file_id, o.external_id, o.name, perf_shapes(o.args) AS s
-    FROM cpu_ops o
+    SELECT o.name, perf_shapes(o.args) AS s
+    FROM store.cpu_ops o
     SEMI JOIN launchers l
-        ON l.run_id = o.run_id AND l.rank = o.rank AND l.file_id = o.file_id
-       AND l.external_id = o.external_id
+        ON l.file_id = o.file_id AND l.rank = o.rank AND l.external_id = o.external_id
     WHERE o.args LIKE '%"Input Dims"%'
 ),
 modelled AS MATERIALIZED (
@@ -161,7 +162,7 @@ def main() -> None:
     print(f"{'':28}{'seconds':>9}{'cpu s':>8}{'peak MB':>9}{'x baseline':>12}  answer")
     baseline = None
     for label, what in [("models at query (baseline)", QUERY_TIME_MODELS),
-                        ("perf_ops (stored)", STORED_MODELS),
+                        ("perf_ops (shapes stored)", STORED_MODELS),
                         ("op_efficiency", "op_efficiency"), ("mfu", "mfu")]:
         _, out = python(MEASURE, db, what, 1 if baseline is None else args.repeat)
         m = json.loads(out.splitlines()[-1])
