@@ -11,10 +11,14 @@ DELETE FROM store.python_frames WHERE file_id = getvariable('file_id');
 DELETE FROM store.os_calls WHERE file_id = getvariable('file_id');
 DELETE FROM store.devices WHERE file_id = getvariable('file_id');
 DELETE FROM store.memory_events WHERE file_id = getvariable('file_id');
+DELETE FROM store.shaped_ops WHERE file_id = getvariable('file_id');
+DELETE FROM store.shape_sources WHERE file_id = getvariable('file_id');
 DELETE FROM store.samples WHERE file_id = getvariable('file_id');
 DELETE FROM store.log_values WHERE file_id = getvariable('file_id');
 DELETE FROM store.run_params WHERE file_id = getvariable('file_id');
 DELETE FROM store.ranks WHERE file_id = getvariable('file_id');
 DELETE FROM store.sources WHERE file_id = getvariable('file_id');
+-- Shapes no source has any more go too.
+DELETE FROM store.op_shapes WHERE shape_id NOT IN (SELECT shape_id FROM store.shaped_ops);
 -- A run left without sources goes too.
 DELETE FROM store.runs WHERE run_id NOT IN (SELECT run_id FROM store.sources);

@@ -401,7 +401,8 @@ def sql_copy(tmp_path):
     root = tmp_path / "sql"
     for folder in ("metrics", "lib", "views"):
         shutil.copytree(sql_dir() / folder, root / folder)
-    shutil.copy(sql_dir() / "metrics.lock", root / "metrics.lock")
+    for script in [*sql_dir().glob("*.sql"), sql_dir() / "metrics.lock"]:  # and the fillers
+        shutil.copy(script, root / script.name)
     return root
 
 
@@ -460,6 +461,23 @@ def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
     failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
     assert set(USES_STEPS) <= failing
     assert "gpu_kernel_summary" not in failing  # reads kernels only
+
+
+def test_a_changed_ingest_script_fails_the_check_of_every_metric_reading_its_rows(sql_copy):
+    """Issue 19: the shapes are stored at ingest by sql/op_shapes_add.sql; the views reading them
+    name it (`-- filled by:`), so the lock sees a change to how the stored rows are made."""
+    edit(sql_copy / "op_shapes_add.sql", "AND o.args LIKE", "AND o.name LIKE 'aten::%' AND o.args LIKE")
+    failing = sorted(p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy))
+    assert failing == ["mfu", "op_efficiency", "throughput"]
+
+
+def test_a_view_reading_stored_rows_must_name_the_script_that_fills_them(sql_copy):
+    from tracewh.sqlmodules import module_problems
+
+    edit(sql_copy / "views" / "perf_ops.sql", "-- filled by: op_shapes_add.sql\n", "")
+    assert module_problems(sql_copy) == [
+        f"{sql_copy / 'views' / 'perf_ops.sql'}: reads tables that op_shapes_add.sql fills; "
+        "name it in `-- filled by:`"]
 
 
 def test_same_answers_relocks_with_a_dated_reason(sql_copy):

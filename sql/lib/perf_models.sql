@@ -9,9 +9,12 @@
 --   perf_numel(dims)          elements of a tensor of those dims (a scalar's [] -> 1)
 --   perf_shapes(args)         STRUCT(dims BIGINT[][], types VARCHAR[], concrete VARCHAR[]) of an
 --                             op's args JSON; NULL fields when the trace has no shapes
+--   perf_shapes_json(dims, types, concrete)
+--                             the same from the three fields' JSON (store.op_shapes)
 --   perf_model(name, dims, types, concrete)
 --                             STRUCT(family, flops, bytes, dtype) of one op; NULL: no model
--- A caller parses the args once (perf_shapes, in a CTE) and passes the columns to perf_model.
+-- A caller parses the args once (perf_shapes, in a CTE) and passes the columns to perf_model;
+-- the views parse each distinct shape once (op_shapes).
 -- Families: GEMM, CONV_fwd, CONV_bwd, SDPA_fwd, SDPA_bwd, elementwise_unary, elementwise_binary,
 -- reduce, norm_fwd, norm_bwd, softmax_fwd, softmax_bwd, embedding.
 -- Every macro is plain SQL over its arguments: no table is read.
@@ -144,10 +147,15 @@ CREATE OR REPLACE MACRO _perf_conv_op(op_name, d, t, c) AS
                CASE WHEN op_name IN ('aten::convolution', 'aten::_convolution')
                     THEN TRY_CAST(c[8] AS BIGINT[]) END);
 
+-- the three fields as JSON (store.op_shapes keeps their text), parsed
+CREATE OR REPLACE MACRO perf_shapes_json(dims, types, concrete) AS
+    {'dims': TRY_CAST(TRY_CAST(dims AS JSON) AS BIGINT[][]),
+     'types': TRY_CAST(TRY_CAST(types AS JSON) AS VARCHAR[]),
+     'concrete': TRY_CAST(TRY_CAST(concrete AS JSON) AS VARCHAR[])};
+
 CREATE OR REPLACE MACRO perf_shapes(args) AS
-    {'dims': TRY_CAST(json_extract(args, '$."Input Dims"') AS BIGINT[][]),
-     'types': TRY_CAST(json_extract(args, '$."Input type"') AS VARCHAR[]),
-     'concrete': TRY_CAST(json_extract(args, '$."Concrete Inputs"') AS VARCHAR[])};
+    perf_shapes_json(json_extract(args, '$."Input Dims"'), json_extract(args, '$."Input type"'),
+                     json_extract(args, '$."Concrete Inputs"'));
 
 -- the model of one op from its name and its parsed args (d: Input Dims, t: Input type,
 -- c: Concrete Inputs)

@@ -4,7 +4,7 @@
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional)
--- uses: cpu_ops, device_peaks, kernels, perf_ops, scope
+-- uses: device_peaks, kernels, op_shapes, op_shapes_recorded, perf_ops, scope
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
 --
 -- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its
@@ -23,40 +23,40 @@
 -- unknown one leaves the peaks NULL and `reason` says why. A rank whose trace has no shapes
 -- (record_shapes=False) gets one row, name NULL, saying so, instead of a row per op.
 -- Kernels whose op has no model are not here: mfu gives the share of GPU time the models cover.
-WITH picked_kernels AS (
-    SELECT run_id, rank, file_id, external_id, count(*) AS kernels,
-           CAST(sum(dur_ns) AS BIGINT) AS gpu_ns
-    FROM kernels
-    WHERE external_id IS NOT NULL
-      AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
-      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
-    GROUP BY run_id, rank, file_id, external_id
+WITH picked AS (  -- each kernel with the op that launched it
+    SELECT o.run_id, o.rank, o.file_id, o.shape_id, o.op_no, k.dur_ns,
+           CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
+                THEN o.external_id END AS instance_id
+    FROM kernels k
+    JOIN perf_ops o ON o.file_id = k.file_id AND o.external_id = k.external_id
+    WHERE k.external_id IS NOT NULL
+      AND scope_match(k.run_id, k.rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(k.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(k.start_ns, k.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 shapes_recorded AS (
-    SELECT run_id, rank, bool_or(args LIKE '%"Input Dims"%') AS has_shapes
-    FROM cpu_ops
+    SELECT run_id, rank, bool_or(shapes_recorded) AS has_shapes
+    FROM op_shapes_recorded
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
     GROUP BY run_id, rank
 ),
-modelled AS (
-    SELECT o.run_id, o.rank, o.external_id, o.name, o.input_dims, o.input_types,
-           o.concrete_inputs, o.family, o.dtype, o.flops, o.bytes, k.kernels, k.gpu_ns
-    FROM perf_ops o
-    JOIN picked_kernels k USING (run_id, rank, file_id, external_id)
+per_shape AS (  -- by source and shape id, not by op: a few groups of integers, not millions
+    SELECT file_id, shape_id, instance_id, any_value(run_id) AS run_id, any_value(rank) AS rank,
+           count(DISTINCT op_no) AS instances, count(*) AS kernels, sum(dur_ns) AS gpu_ns
+    FROM picked
+    GROUP BY file_id, shape_id, instance_id
 ),
 grouped AS (
-    SELECT run_id, rank, name, input_dims, input_types, concrete_inputs,
-           CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
-                THEN external_id END AS instance_id,
-           any_value(family) AS family,           -- functions of name and shapes: one value
-           any_value(dtype) AS dtype,
-           any_value(flops) AS flops,
-           any_value(bytes) AS bytes,
-           count(*) AS instances,
-           sum(kernels) AS kernels,
-           CAST(sum(gpu_ns) AS BIGINT) AS gpu_ns
-    FROM modelled
+    SELECT p.run_id, p.rank, s.name, s.input_dims, s.input_types, s.concrete_inputs, p.instance_id,
+           any_value(s.family) AS family,         -- functions of name and shapes: one value
+           any_value(s.dtype) AS dtype,
+           any_value(s.flops) AS flops,
+           any_value(s.bytes) AS bytes,
+           CAST(sum(p.instances) AS BIGINT) AS instances,
+           sum(p.kernels) AS kernels,
+           CAST(sum(p.gpu_ns) AS BIGINT) AS gpu_ns
+    FROM per_shape p
+    JOIN op_shapes s USING (shape_id)
     GROUP BY ALL
 ),
 peaks AS (

@@ -1,4 +1,4 @@
--- uses: cpu_ops, cuda_api, nccl_ops, nvtx_ranges
+-- uses: cuda_api, nccl_ops, nvtx_ranges
 -- How a run is parallelised, read from its collectives: one row per run, process group and
 -- collective, with where in the step the collective is launched, how often, how big, and the
 -- pattern it matches. The parallelism metric shows it; runs takes tp/dp/pp/ep/zero_stage from
@@ -36,7 +36,7 @@ marks AS (
       AND NOT regexp_matches(name, '(?i)zero_grad')
     UNION ALL
     SELECT file_id, tid, start_ns, end_ns, 2
-    FROM cpu_ops
+    FROM store.cpu_ops  -- not the cpu_ops view, whose tree (depth, parent) would be computed
     WHERE name LIKE 'autograd::engine::evaluate_function:%'
 ),
 phased AS (

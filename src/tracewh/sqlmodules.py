@@ -9,6 +9,13 @@ A module is named by its file (sql/lib/intervals.sql is `intervals`, sql/views/g
 declaration is checked against what sqlglot finds in the SQL (views and table macros read,
 macros and types called), it orders the installation of the views, and its transitive closure is
 what the metrics lock hashes beside a metric's own body (metrics.py).
+
+A module that reads a stored table filled at ingest by a script of sql/ names that script:
+
+    -- filled by: op_shapes_add.sql
+
+and the script counts as part of the module in the closure's hash: changing how the rows are made
+changes the lock of every metric that reads them.
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ from .resources import sql_dir
 
 FOLDERS = ("lib", "views")
 _USES = re.compile(r"^--\s*uses:\s*(.*?)\s*$")
+_FILLED_BY = re.compile(r"^--\s*filled by:\s*(.*?)\s*$")
+_INSERTS = re.compile(r"INSERT\s+INTO\s+store\.(\w+)", re.I)
+_READS_STORE = re.compile(r"\bstore\.(\w+)", re.I)
 _DEFINES = re.compile(
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO|TABLE\s+MACRO|TYPE)\s+(?:main\.)?\"?(\w+)", re.I)
 
@@ -37,6 +47,7 @@ class Module:
     uses: tuple[str, ...] | None  # None: the file declares nothing
     views: frozenset[str]  # views and macros it defines (what metrics and users may read)
     types: frozenset[str]  # ENUM types it defines
+    filled_by: tuple[Path, ...] = ()  # the ingest scripts that fill the stored tables it reads
 
     @property
     def defines(self) -> frozenset[str]:
@@ -49,14 +60,19 @@ def module_name(path: Path) -> str:
 
 def declared_uses(text: str) -> tuple[str, ...] | None:
     """The modules named by the `-- uses:` line of the leading comments (None: no such line)."""
+    names = _header_list(text, _USES)
+    return None if names is None else () if names == ("none",) else names
+
+
+def _header_list(text: str, pattern: re.Pattern) -> tuple[str, ...] | None:
+    """The comma-separated names of the leading comment line `pattern` matches (None: none)."""
     for line in text.splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith("--"):
             return None
-        match = _USES.match(stripped)
+        match = pattern.match(stripped)
         if match:
-            names = [n.strip() for n in match.group(1).split(",") if n.strip()]
-            return () if names == ["none"] else tuple(names)
+            return tuple(n.strip() for n in match.group(1).split(",") if n.strip())
     return None
 
 
@@ -79,7 +95,8 @@ def _load(files: tuple[tuple[Path, int, int], ...]) -> dict[str, Module]:
         modules[name] = Module(
             name, path, text, declared_uses(text),
             views=frozenset(n.lower() for kind, n in defined if kind.upper() != "TYPE"),
-            types=frozenset(n.lower() for kind, n in defined if kind.upper() == "TYPE"))
+            types=frozenset(n.lower() for kind, n in defined if kind.upper() == "TYPE"),
+            filled_by=tuple(path.parent.parent / n for n in _header_list(text, _FILLED_BY) or ()))
     return modules
 
 
@@ -157,10 +174,28 @@ def check_uses(path: Path, text: str, modules: dict[str, Module],
     return None
 
 
+def check_filled_by(module: Module, fillers: dict[Path, frozenset[str]]) -> str | None:
+    """What is wrong with the `-- filled by:` line of `module`, or None: each script it names
+    exists, and it names every script (of those any module names) that fills a table it reads."""
+    missing = [p.name for p in module.filled_by if p not in fillers]
+    if missing:
+        return f"{module.path}: `-- filled by:` names {', '.join(missing)}, which sql/ has not"
+    read = {t.lower() for t in _READS_STORE.findall(_code_only(module.text))}
+    unnamed = sorted(p.name for p, filled in fillers.items()
+                     if filled & read and p not in module.filled_by)
+    if unnamed:
+        return (f"{module.path}: reads tables that {', '.join(unnamed)} fills; name it in "
+                "`-- filled by:`")
+    return None
+
+
 def module_problems(sql_root: str | Path | None = None) -> list[str]:
     modules = load_modules(sql_root)
+    fillers = {p: frozenset(t.lower() for t in _INSERTS.findall(_code_only(p.read_text())))
+               for m in modules.values() for p in m.filled_by if p.exists()}
     return [problem for m in modules.values()
-            if (problem := check_uses(m.path, m.text, modules, m.defines))]
+            for problem in (check_uses(m.path, m.text, modules, m.defines),
+                            check_filled_by(m, fillers)) if problem]
 
 
 # --- order and closure -------------------------------------------------------------------------
@@ -215,6 +250,8 @@ def closure_sha256(uses: tuple[str, ...], modules: dict[str, Module]) -> str:
     digest = hashlib.sha256()
     for name in closure(uses, modules):
         digest.update(f"{name} {code_sha256(modules[name].text)}\n".encode())
+        for script in modules[name].filled_by:  # how its stored rows are made
+            digest.update(f"  {script.name} {code_sha256(script.read_text())}\n".encode())
     return digest.hexdigest()
 
 

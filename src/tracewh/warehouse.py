@@ -23,7 +23,7 @@ from typing import Callable, TypeVar
 
 import duckdb
 
-from . import __version__, kinds
+from . import __version__, kinds, op_shapes
 from .errors import TracewhError, WarehouseBusy, storage_fault
 from .resources import migrations_dir, sql_dir
 from .sqlmodules import install_order, load_modules, public_names
@@ -153,6 +153,7 @@ def _up_to_date(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """`con` with every migration applied and this tracewh's views installed."""
     migrate(con)
     install_views(con)
+    op_shapes.refresh(con)  # stored by another version of its script, or before its table
     return con
 
 
@@ -183,6 +184,7 @@ def _build(scratch: Path) -> None:
     with _alone(scratch, f" (STORAGE_VERSION '{STORAGE_VERSION}')") as con:
         migrate(con)
         install_views(con, fresh=True)
+        op_shapes.refresh(con)
 
 
 @contextmanager
@@ -350,9 +352,11 @@ def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
     try:
         applied = first_row(con, "SELECT count(*) FROM store.schema_migrations")[0]
         stored = first_row(con, "SELECT value FROM store.meta WHERE key = 'views_checksum'")
+        if applied < len(load_migrations()) or stored is None or stored[0] != views_checksum():
+            return True
+        return op_shapes.stale(con)
     except duckdb.CatalogException:
         return True
-    return applied < len(load_migrations()) or stored is None or stored[0] != views_checksum()
 
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Callable
 
 import duckdb
 
+from .. import op_shapes
 from ..errors import IngestError, TracewhError
 from ..resources import sql_dir
 from ..sqlscript import insert_rows, run_script, set_variables
@@ -540,10 +541,11 @@ def _record(con: duckdb.DuckDBPyConnection, entries: list[tuple]) -> None:
 def derive(con: duckdb.DuckDBPyConnection, first_file_id: int, last_file_id: int) -> None:
     """What the stored rows of the sources first_file_id to last_file_id imply beyond themselves:
     their new kernel names classified, the ENUM of names made again (an ENUM cannot grow), and
-    each GPU op's place on its timeline."""
+    each GPU op's place on its timeline, and the shapes of their kernel-launching ops."""
     set_variables(con, first_file_id=first_file_id, last_file_id=last_file_id)
     for script in ("kernel_names_add.sql", "views/_gpu_op_name.sql", "gpu_op_timeline.sql"):
         run_script(con, sql_dir() / script)
+    op_shapes.fill(con, first_file_id, last_file_id)
 
 
 def remove_source(con: duckdb.DuckDBPyConnection, file_id: int) -> None:

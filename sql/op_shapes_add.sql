@@ -1,0 +1,48 @@
+-- The shapes of the ops the sources first_file_id to last_file_id (variables) brought, stored
+-- once (migration 0016) so that the performance models need not parse cpu_ops.args at every
+-- query. Rerunnable: the sources' earlier rows go first. A change here refills every source when the warehouse is next
+-- opened for writing, and changes the lock of every metric reading the perf_ops view (whose
+-- `-- filled by:` names this script).
+DELETE FROM store.shaped_ops
+WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id');
+DELETE FROM store.shape_sources
+WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id');
+
+-- whether the trace recorded shapes at all (record_shapes=True)
+INSERT INTO store.shape_sources
+SELECT run_id, rank, file_id, bool_or(args LIKE '%"Input Dims"%')
+FROM store.cpu_ops
+WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
+GROUP BY ALL;
+
+-- the ops with shapes that launched kernels (kernels.external_id = cpu_ops.external_id)
+CREATE OR REPLACE TEMP TABLE _shaped AS
+SELECT o.run_id, o.rank, o.file_id, o.external_id, o.name,
+       -- as JSON text, parsed where it is read (perf_shapes_json, sql/lib/perf_models.sql)
+       CAST(json_extract(o.args, ['$."Input Dims"', '$."Input type"', '$."Concrete Inputs"'])
+            AS VARCHAR[]) AS a
+FROM store.cpu_ops o
+SEMI JOIN (SELECT DISTINCT file_id, rank, external_id FROM store.kernels
+           WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
+             AND external_id IS NOT NULL) k
+    ON k.file_id = o.file_id AND k.rank = o.rank AND k.external_id = o.external_id
+WHERE o.file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
+  AND o.args LIKE '%"Input Dims"%';
+
+INSERT INTO store.op_shapes
+SELECT (SELECT coalesce(max(shape_id), 0) FROM store.op_shapes)
+           + row_number() OVER (ORDER BY name, a[1], a[2], a[3]), name, a[1], a[2], a[3]
+FROM (SELECT DISTINCT name, a FROM _shaped) n
+WHERE NOT EXISTS (SELECT 1 FROM store.op_shapes s
+                  WHERE s.name = n.name AND s.input_dims IS NOT DISTINCT FROM n.a[1]
+                    AND s.input_types IS NOT DISTINCT FROM n.a[2]
+                    AND s.concrete_inputs IS NOT DISTINCT FROM n.a[3]);
+
+INSERT INTO store.shaped_ops
+SELECT o.run_id, o.rank, o.file_id, o.external_id, row_number() OVER (), s.shape_id
+FROM _shaped o
+JOIN store.op_shapes s
+    ON s.name = o.name AND s.input_dims IS NOT DISTINCT FROM o.a[1]
+   AND s.input_types IS NOT DISTINCT FROM o.a[2] AND s.concrete_inputs IS NOT DISTINCT FROM o.a[3];
+
+DROP TABLE _shaped;
