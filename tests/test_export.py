@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
-from tracewh.export import export_lake, public_views
+from tracewh.export import export_lake, lake_views
 from tracewh.resources import sql_dir
 
 runner = CliRunner()
@@ -39,7 +39,7 @@ def test_lake_has_every_view_and_readers_agree(warehouse, tmp_path):
     result = runner.invoke(app, ["export", str(lake), "--db", str(warehouse)])
     assert result.exit_code == 0, result.stderr
     con = tracewh.connect(warehouse, read_only=True)
-    views = public_views(con)
+    views = lake_views(con)
     manifest = json.loads((lake / "manifest.json").read_text())
     assert set(manifest["schemas"]) == set(views) and manifest["tracewh_version"] == tracewh.__version__
     assert "gpu_kernel_summary" in manifest["metrics_lock"]

@@ -58,6 +58,16 @@ def public_views(con: duckdb.DuckDBPyConnection) -> list[str]:
         "ORDER BY view_name").fetchall()]
 
 
+def lake_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The views a lake holds, one folder each, partitioned by run: those with a run_id column.
+    A view of no run (op_shapes: each distinct op shape with its model's answer, shared by the
+    runs) stays out; perf_ops carries those answers per op."""
+    runs = {name for (name,) in con.execute(
+        "SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() "
+        "AND schema_name = 'main' AND column_name = 'run_id'").fetchall()}
+    return [view for view in public_views(con) if view in runs]
+
+
 def run_fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """A run's identity for incremental export: its sources' hashes, the views, tracewh."""
     rows = con.execute("SELECT run_id, list(sha256 ORDER BY sha256) FROM sources GROUP BY run_id").fetchall()
@@ -91,7 +101,7 @@ def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | No
     known = _read_manifest(out).get("runs", {})
     fingerprints = run_fingerprints(con)
     wanted = set(runs) if runs else set(fingerprints)
-    views = public_views(con)
+    views = lake_views(con)
     report = ExportReport()
     gone = (set(known) | _runs_on_disk(out, views)) - set(fingerprints)
     changing = {run for run in wanted & set(fingerprints)
