@@ -68,5 +68,5 @@ def test_timeline_bins_keep_the_peak(con):
     got = [(r["ts_ns"] - BASE, r["allocated"], r["iteration"])
            for r in run_metric(con, find_metric("memory_timeline"), {"bins": "2"}).to_pylist()]
     assert got == [(5 * US, 500, 1), (67_500, 1050, 2)]
-    every = run_metric(con, find_metric("memory_timeline")).to_pylist()
+    every = run_metric(con, find_metric("memory_timeline"), {"bins": "0"}).to_pylist()
     assert [r["allocated"] for r in every] == [0, 300, 500, 200, 250, 50, 1050, 1000]
