@@ -10,7 +10,7 @@ WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id
 
 -- whether the trace recorded shapes at all (record_shapes=True)
 INSERT INTO store.shape_sources
-SELECT run_id, rank, file_id, bool_or(args LIKE '%"Input Dims"%')
+SELECT run_id, rank, file_id, coalesce(bool_or(args LIKE '%"Input Dims"%'), false)  -- args NULL: none
 FROM store.cpu_ops
 WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
 GROUP BY ALL;

@@ -85,3 +85,14 @@ def test_the_rows_go_with_their_source(db):
         assert con.execute("SELECT count(DISTINCT file_id) FROM store.shaped_ops").fetchall() == [(1,)]
         remove_source(con, sources[1])
         assert con.execute(COUNTS).fetchall() == [(0, 0, 0)]
+
+
+def test_a_source_whose_ops_have_no_args_records_no_shapes(tmp_path):
+    # CPU ops without any args (a trace or a copy that kept none): not a NOT NULL failure
+    con = tracewh.connect(tmp_path / "w.duckdb")
+    con.execute("INSERT INTO store.cpu_ops BY NAME SELECT 'r' AS run_id, 0 AS rank, 9 AS file_id, "
+                "9 * 4294967296 AS op_id, 1 AS pid, 1 AS tid, 10 AS start_ns, 20 AS end_ns, "
+                "'aten::mm' AS name, NULL AS args")
+    op_shapes.fill(con, 9, 9)
+    assert con.execute("SELECT file_id, shapes_recorded FROM store.shape_sources").fetchall() == [(9, False)]
+    assert con.execute("SELECT count(*) FROM store.shaped_ops").fetchall() == [(0,)]
