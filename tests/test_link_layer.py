@@ -3,16 +3,17 @@ launching call, innermost CPU op and innermost NVTX range / annotation at the la
 
 Checked on a job made by the Kineto generator, whose truth names the External id of the op that
 launched every kernel, and on a hand-written thread whose ops overlap without nesting (the rule
-documented in sql/views/cpu_ops.sql). The innermost range is recomputed by brute force (the
+documented in sql/views/cpu_ops.sql), at ingest and through migration 0017. The innermost range is recomputed by brute force (the
 shortest range of the launching thread holding the launch), not by a sweep.
 """
 
 from __future__ import annotations
 
+import duckdb
 import pytest
 
 import tracewh
-from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job, write_memory_trace
 from tracewh.ingest import ingest_paths
 
 
@@ -79,22 +80,54 @@ def test_cpu_op_tree_on_the_generated_job(job):
                    "FROM cpu_ops").fetchone()[0] == 0
 
 
+# A thread whose ops overlap without nesting, ns after the trace's base time: D starts inside A
+# and ends after it
+OVERLAPPING = {"A": (0, 100), "B": (10, 40), "C": (20, 30), "D": (50, 120), "E": (60, 70),
+               "F": (110, 115)}
+OVERLAPPING_TREE = {
+    "A": (0, None, 100 - 30 - 50),  # B inside; D only from 50 to A's end at 100
+    "B": (1, "A", 30 - 10),
+    "C": (2, "B", 10),
+    "D": (1, "A", 70 - 10),         # starts inside A, ends after it: A's child
+    "E": (2, "D", 10),
+    "F": (1, "A", 5),               # after A ended: one op open (D), parent by depth: A
+}
+TREE = ("SELECT c.name, c.depth, p.name, c.self_ns FROM cpu_ops c "
+        "LEFT JOIN cpu_ops p ON p.op_id = c.parent_id")
+
+
+def _overlapping_trace(folder):
+    # 1 us after the base time: an event at the base time itself reads as clamped by Kineto
+    return write_memory_trace(folder / "overlap.pt.trace.json", [], [],
+                              [(name, 1000 + s, 1000 + e) for name, (s, e) in OVERLAPPING.items()])
+
+
 def test_ops_that_overlap_without_nesting(tmp_path):
     con = tracewh.connect(tmp_path / "wh.duckdb")
-    ops = {"A": (0, 100), "B": (10, 40), "C": (20, 30), "D": (50, 120), "E": (60, 70),
-           "F": (110, 115)}
-    for op_id, (name, (start, end)) in enumerate(ops.items()):
-        con.execute("INSERT INTO store.cpu_ops (run_id, rank, file_id, op_id, pid, tid, start_ns, "
-                    "end_ns, name) VALUES ('r', 0, 1, ?, 7, 8, ?, ?, ?)", [op_id, start, end, name])
+    assert [r.status for r in ingest_paths(con, [_overlapping_trace(tmp_path)], run="r")] == ["ingested"]
+    got = {name: (depth, parent, self_ns) for name, depth, parent, self_ns in con.execute(TREE).fetchall()}
+    assert got == OVERLAPPING_TREE
+    con.close()
+
+
+def test_migration_17_builds_the_tree_of_ops_stored_before_it(tmp_path, job):
+    """Ops stored before 0017 have no tree columns: 0017 gives them the tree ingest gives."""
+    _, truth = job
+    db_path = tmp_path / "wh.duckdb"
+    con = tracewh.connect(db_path)
+    for paths, run in (([_overlapping_trace(tmp_path)], "overlap"), (truth.files, "job")):
+        assert {r.status for r in ingest_paths(con, paths, run=run)} == {"ingested"}
+    expected = con.execute("SELECT op_id, depth, parent_id, self_ns FROM cpu_ops ORDER BY op_id").fetchall()
+    con.close()
+    with duckdb.connect(str(db_path)) as raw:
+        for column in ("depth", "parent_id", "self_ns"):
+            raw.execute(f"ALTER TABLE store.cpu_ops DROP COLUMN {column}")
+        raw.execute("DELETE FROM store.schema_migrations WHERE version = 17")
+    con = tracewh.connect(db_path)
+    assert con.execute("SELECT count(*) FROM store.schema_migrations WHERE version = 17").fetchone() == (1,)
+    assert con.execute("SELECT op_id, depth, parent_id, self_ns FROM cpu_ops ORDER BY op_id").fetchall() \
+        == expected
     got = {name: (depth, parent, self_ns) for name, depth, parent, self_ns in con.execute(
-        "SELECT c.name, c.depth, p.name, c.self_ns FROM cpu_ops c "
-        "LEFT JOIN cpu_ops p ON p.op_id = c.parent_id").fetchall()}
-    assert got == {
-        "A": (0, None, 100 - 30 - 50),  # B inside; D only from 50 to A's end at 100
-        "B": (1, "A", 30 - 10),
-        "C": (2, "B", 10),
-        "D": (1, "A", 70 - 10),         # starts inside A, ends after it: A's child
-        "E": (2, "D", 10),
-        "F": (1, "A", 5),               # after A ended: one op open (D), parent by depth: A
-    }
+        TREE + " WHERE c.run_id = 'overlap'").fetchall()}
+    assert got == OVERLAPPING_TREE
     con.close()

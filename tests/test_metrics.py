@@ -399,7 +399,7 @@ def test_repository_lock_is_up_to_date():
 @pytest.fixture
 def sql_copy(tmp_path):
     root = tmp_path / "sql"
-    for folder in ("metrics", "lib", "views"):
+    for folder in ("metrics", "lib", "views", "ingest"):  # ingest: fillers too
         shutil.copytree(sql_dir() / folder, root / folder)
     for script in [*sql_dir().glob("*.sql"), sql_dir() / "metrics.lock"]:  # and the fillers
         shutil.copy(script, root / script.name)
@@ -589,3 +589,18 @@ def test_metric_runs_unchanged_in_the_duckdb_shell(tmp_path, metric):
 
 def approx_float(value):
     return pytest.approx(value, rel=1e-12) if isinstance(value, float) else value
+
+
+def test_the_cpu_op_tree_script_is_part_of_every_metric_reading_cpu_ops(sql_copy):
+    """Issue 18: the cpu_ops tree is stored at ingest (sql/ingest/kineto/22_cpu_op_tree.sql), so a
+    change to how it is made changes the lock of each metric that reads cpu_ops."""
+    edit(sql_copy / "ingest" / "kineto" / "22_cpu_op_tree.sql", "greatest(end_ns - start_ns",
+         "greatest(end_ns - start_ns + 0")
+    failing = sorted(p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy))
+    assert failing == CPU_OPS_READERS
+
+
+# the metrics that read the cpu_ops view: op_summary and run_diff directly, the others through
+# sql/lib/host_activity.sql (scaling by way of gap_causes); memory_at_peak and memory_peaks read
+# cpu_op_names, which holds no tree column
+CPU_OPS_READERS = ["host_breakdown", "idle_gaps", "op_summary", "run_diff", "scaling", "sync_stalls"]

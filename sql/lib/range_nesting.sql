@@ -3,7 +3,7 @@
 -- Argument: the name of a table or view with columns range_id, pid, tid, start_ns, end_ns
 -- (NULL = still open at the end of the capture; a mark is end_ns = start_ns). Returns range_id,
 -- depth, parent_id for every row.
--- Algorithm, one sorted sweep per thread: each start opens a range, each end closes one; a
+-- Algorithm, one sorted sweep over all threads: each start opens a range, each end closes one; a
 -- range's depth is the number of ranges open just before it starts. Ends sort before starts at
 -- the same instant (back-to-back ranges are siblings), and starts at one instant sort longest
 -- first (the outer range). Zero-length ranges and marks never enclose anything. The parent is
@@ -19,15 +19,17 @@ WITH spans AS (
            CASE WHEN encloses THEN 1 ELSE 0 END AS delta, encloses
     FROM spans
     UNION ALL
+    -- every enclosing range closes (one still open at the end of time), so each thread's count
+    -- is back to 0 before the next thread's rows: one running sum serves all threads
     SELECT range_id, pid, tid, stop_ns, 0, 0, -1, encloses
-    FROM spans WHERE encloses AND stop_ns < 9223372036854775807
+    FROM spans WHERE encloses
 ), ordered AS (
+    -- one sort, then a streaming scan in its order (empty OVER (), as sql/lib/intervals.sql
+    -- does: partitioned running sums cost several times the sort)
     SELECT *,
-           coalesce(sum(delta) OVER w_before, 0) AS depth,
-           row_number() OVER w_all AS seq
-    FROM sweep
-    WINDOW w_all AS (PARTITION BY pid, tid ORDER BY ts, phase, len_key DESC, range_id),
-           w_before AS (w_all ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+           coalesce(sum(delta) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS depth,
+           row_number() OVER () AS seq
+    FROM (SELECT * FROM sweep ORDER BY pid, tid, ts, phase, len_key DESC, range_id)
 ), starts AS (
     SELECT range_id, pid, tid, depth, seq, encloses FROM ordered WHERE phase = 1
 )

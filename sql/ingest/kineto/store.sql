@@ -6,11 +6,14 @@ INSERT INTO store.cuda_api BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, * FROM _kineto_cuda_api;
 
--- ids stable across `tracewh remove` (migrations/0015): the file's id and the op's number
+-- ids stable across `tracewh remove` (migrations/0015): the file's id and the op's number; the
+-- tree from 22_cpu_op_tree.sql (migrations/0017)
 INSERT INTO store.cpu_ops BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, getvariable('file_id') * 4294967296 + op_no AS op_id,
-       * EXCLUDE (op_no) FROM _kineto_cpu_ops;
+       getvariable('file_id') * 4294967296 + t.parent_no AS parent_id, t.depth, t.self_ns,
+       o.* EXCLUDE (op_no)
+FROM _kineto_cpu_ops o LEFT JOIN _kineto_cpu_op_tree t USING (op_no);
 
 INSERT INTO store.nvtx_ranges BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
