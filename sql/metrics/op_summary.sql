@@ -1,16 +1,16 @@
 -- metric: op_summary
--- version: 1
+-- version: 2
 -- summary: GPU time of the kernels each CPU op launched, directly and through its subtree, per op name or per (name, input dims, input types)
 -- unit: ns
 -- grain: run_id, rank, name, input_dims, input_types
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
--- uses: cpu_ops, gpu_op_launches, intervals, scope
+-- uses: cpu_ops, gpu_op_calls, gpu_op_launches, intervals, scope
 -- see: TraceLens ops_summary and ops_unique_args (TreePerfAnalyzer.get_kernel_launchers)
 --
 -- TraceLens' kernel launchers, per rank. Each GPU op (kernel, memcpy, memset) has a launcher:
--- the innermost CPU op around its launch call (gpu_op_launches.cpu_op_id; an op named `execute`
--- passes it to its parent, as TraceLens' conv_bn_fused -> execute rule), else, when no CPU op
--- encloses the call, the call itself (named after it: cudaLaunchKernel, ...). GPU ops without a
+-- the innermost CPU op around its launch call (launch_cpu_ops, by gpu_op_launches' rule; an op
+-- named `execute` passes it to its parent, as TraceLens' conv_bn_fused -> execute rule), else,
+-- when no CPU op encloses the call, the call itself (named after it: cudaLaunchKernel, ...). GPU ops without a
 -- launch call in the trace have none, and so do sources without CPU ops (nsys exports, where
 -- PyTorch ops are NVTX ranges: nvtx_gpu_projection covers them). A launcher instance is an op
 -- that launched at least one GPU op that is not NCCL (a name containing "nccl", any case:
@@ -32,90 +32,132 @@
 -- host_ns is an addition. Scope: run, rank; iteration_from / iteration_to keep launchers of those
 -- iterations (CPU ops' iteration: call launchers then drop out); start_ns / end_ns keep
 -- launchers whose host time overlaps the window.
+-- Version 2: the same answers, from the stored cpu_ops tree (migration 0017) and the launch
+-- link alone (launch_cpu_ops), without gpu_op_launches' NVTX columns.
 WITH ops AS (
-    SELECT op_id, run_id, rank, file_id, pid, tid, name, args, start_ns, end_ns, parent_id, iteration
+    SELECT op_id, run_id, rank, file_id, pid, tid, name, start_ns, end_ns, iteration
     FROM cpu_ops
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
 ),
-gpu AS (  -- each GPU op with a launch call, and its launcher (grp: the op_id, or -1 - api_id)
-    SELECT g.run_id, g.rank, g.file_id, g.pid, g.launch_tid, g.start_ns, g.end_ns, g.cpu_op_id,
+gpu AS MATERIALIZED (  -- each GPU op with a launch call, and its launcher (grp: the op_id, or -1 - api_id)
+    SELECT g.run_id, g.rank, g.file_id, g.pid, g.launch_tid, g.start_ns, g.end_ns, c.cpu_op_id,
            g.api_name, g.launch_ns, g.launch_end_ns, g.name ILIKE '%nccl%' AS nccl,
-           coalesce(CASE WHEN o.name = 'execute' THEN o.parent_id END, g.cpu_op_id, -1 - g.api_id)
-               AS grp
-    FROM gpu_op_launches g
-    LEFT JOIN ops o ON o.op_id = g.cpu_op_id
-    WHERE g.api_id IS NOT NULL
-      AND g.file_id IN (SELECT file_id FROM ops)  -- sources with CPU ops (Kineto); nsys: none
+           coalesce(x.parent_id, c.cpu_op_id, -1 - g.api_id) AS grp
+    FROM gpu_op_calls g
+    LEFT JOIN launch_cpu_ops c ON c.api_id = g.api_id
+    LEFT JOIN (SELECT op_id, parent_id FROM cpu_ops WHERE name = 'execute') x
+           ON x.op_id = c.cpu_op_id
+    WHERE g.file_id IN (SELECT file_id FROM ops)  -- sources with CPU ops (Kineto); nsys: none
       AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
 ),
-launchers AS (  -- launcher instances in scope, with what they are called
-    SELECT l.grp, any_value(l.run_id) AS run_id, any_value(l.rank) AS rank,
-           coalesce(any_value(o.name), any_value(l.api_name)) AS name,
-           any_value(o.args) AS args,
-           coalesce(any_value(o.end_ns - o.start_ns), any_value(l.launch_end_ns - l.launch_ns))
-               AS host_ns,
-           count(*) AS direct_kernels
-    FROM gpu l
+own AS (  -- each launcher's GPU ops, counted before the ops are joined
+    SELECT grp, any_value(run_id) FILTER (WHERE NOT nccl) AS run_id,
+           any_value(rank) FILTER (WHERE NOT nccl) AS rank,
+           any_value(api_name) FILTER (WHERE NOT nccl) AS api_name,
+           any_value(launch_ns) FILTER (WHERE NOT nccl) AS launch_ns,
+           any_value(launch_end_ns) FILTER (WHERE NOT nccl) AS launch_end_ns,
+           count(*) FILTER (WHERE NOT nccl) AS direct_kernels,
+           count(*) AS own_ops
+    FROM gpu
+    GROUP BY grp
+    HAVING count(*) FILTER (WHERE NOT nccl) > 0
+),
+launchers AS MATERIALIZED (  -- launcher instances in scope, with what they are called
+    SELECT l.grp, l.run_id, l.rank, coalesce(o.name, l.api_name) AS name,
+           coalesce(o.end_ns - o.start_ns, l.launch_end_ns - l.launch_ns) AS host_ns,
+           l.direct_kernels, l.own_ops, o.file_id, o.pid, o.tid, o.start_ns, o.end_ns
+    FROM own l
     LEFT JOIN ops o ON o.op_id = l.grp
-    WHERE NOT l.nccl
-    GROUP BY l.grp
-    HAVING iteration_in(any_value(o.iteration), getvariable('iteration_from'), getvariable('iteration_to'))
-       AND window_overlaps(coalesce(any_value(o.start_ns), any_value(l.launch_ns)),
-                           coalesce(any_value(o.end_ns), any_value(l.launch_end_ns)),
-                           getvariable('start_ns'), getvariable('end_ns'))
+    WHERE iteration_in(o.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND window_overlaps(coalesce(o.start_ns, l.launch_ns), coalesce(o.end_ns, l.launch_end_ns),
+                          getvariable('start_ns'), getvariable('end_ns'))
 ),
 -- An op's subtree launched the GPU ops whose launch call lies in it on its thread (the ops
 -- open at a call are the call's ancestors: cpu_ops' tree rule). In one pass over the calls in
 -- (thread, time) order, each call gets its place `pos` and each launcher op the places of the
 -- first and last call inside it, [lo, hi]; a call at the op's start is inside, one at its end
--- is not (start_ns <= call < end_ns).
-launcher_ops AS (
-    SELECT o.* FROM ops o SEMI JOIN launchers l ON l.grp = o.op_id
-),
+-- is not (start_ns <= call < end_ns). Most launchers hold only their own calls: their subtree
+-- is their own GPU ops, found by grp; only the others are joined to the places in [lo, hi].
 edges AS (
     SELECT file_id, pid, launch_tid AS tid, launch_ns AS t, 1 AS is_call, start_ns, end_ns,
-           NULL AS grp, NULL AS side
+           grp, NULL AS side
     FROM gpu
     UNION ALL
-    SELECT file_id, pid, tid, start_ns, 0, NULL, NULL, op_id, 'lo' FROM launcher_ops
+    SELECT file_id, pid, tid, start_ns, 0, NULL, NULL, grp, 'lo' FROM launchers WHERE grp >= 0
     UNION ALL
-    SELECT file_id, pid, tid, end_ns, 0, NULL, NULL, op_id, 'hi' FROM launcher_ops
+    SELECT file_id, pid, tid, end_ns, 0, NULL, NULL, grp, 'hi' FROM launchers WHERE grp >= 0
 ),
-placed AS (
+placed AS MATERIALIZED (
     SELECT *, sum(is_call) OVER (ORDER BY file_id, pid, tid, t, is_call
                                  ROWS UNBOUNDED PRECEDING) AS pos
     FROM edges
 ),
-spans AS (
+spans AS MATERIALIZED (
     SELECT grp, max(CASE WHEN side = 'lo' THEN pos + 1 END) AS lo,
            max(CASE WHEN side = 'hi' THEN pos END) AS hi
     FROM placed WHERE is_call = 0
     GROUP BY grp
 ),
+own_only AS (  -- the op launchers whose calls in [lo, hi] are all their own
+    SELECT s.grp, s.lo, s.hi
+    FROM spans s JOIN placed c ON c.grp = s.grp AND c.is_call = 1
+    WHERE c.pos BETWEEN s.lo AND s.hi
+    GROUP BY s.grp, s.lo, s.hi
+    HAVING count(*) = s.hi - s.lo + 1
+),
 direct_ops AS (
-    SELECT grp, start_ns, end_ns FROM gpu WHERE NOT nccl AND grp IN (SELECT grp FROM launchers)
+    SELECT g.grp, g.start_ns, g.end_ns
+    FROM gpu g SEMI JOIN launchers l ON l.grp = g.grp
+    WHERE NOT g.nccl
 ),
 subtree_ops AS (
+    SELECT c.grp, c.start_ns, c.end_ns  -- own_only: its own calls
+    FROM placed c JOIN own_only a ON a.grp = c.grp
+    WHERE c.is_call = 1 AND c.pos BETWEEN a.lo AND a.hi
+    UNION ALL
     SELECT s.grp, c.start_ns, c.end_ns
-    FROM spans s JOIN placed c ON c.pos BETWEEN s.lo AND s.hi AND c.is_call = 1
+    FROM (SELECT * FROM spans ANTI JOIN own_only USING (grp)) s
+    JOIN placed c ON c.pos BETWEEN s.lo AND s.hi AND c.is_call = 1
     UNION ALL  -- a call that launched with no op around it: its own GPU ops
     SELECT grp, start_ns, end_ns FROM gpu WHERE cpu_op_id IS NULL AND grp IN (SELECT grp FROM launchers)
 ),
+-- busy time: a launcher with one GPU op is that op's time; the others take intervals_union
+direct_many AS (
+    SELECT * FROM direct_ops WHERE grp IN (SELECT grp FROM direct_ops GROUP BY grp HAVING count(*) > 1)
+),
 direct AS (
-    SELECT grp, sum(end_ns - start_ns) AS gpu_ns FROM intervals_union(direct_ops) GROUP BY grp
+    SELECT grp, sum(end_ns - start_ns) AS gpu_ns FROM (
+        SELECT grp, any_value(start_ns) AS start_ns, any_value(end_ns) AS end_ns
+        FROM direct_ops GROUP BY grp HAVING count(*) = 1
+    ) WHERE end_ns >= start_ns GROUP BY grp
+    UNION ALL
+    SELECT grp, sum(end_ns - start_ns) FROM intervals_union(direct_many) GROUP BY grp
+),
+subtree_counted AS MATERIALIZED (
+    SELECT grp, count(*) AS kernels, any_value(start_ns) AS start_ns, any_value(end_ns) AS end_ns
+    FROM subtree_ops GROUP BY grp
+),
+subtree_many AS (
+    SELECT * FROM subtree_ops WHERE grp IN (SELECT grp FROM subtree_counted WHERE kernels > 1)
 ),
 subtree AS (
-    SELECT grp, sum(end_ns - start_ns) AS gpu_ns FROM intervals_union(subtree_ops) GROUP BY grp
+    SELECT grp, end_ns - start_ns AS gpu_ns FROM subtree_counted
+    WHERE kernels = 1 AND end_ns >= start_ns
+    UNION ALL
+    SELECT grp, sum(end_ns - start_ns) FROM intervals_union(subtree_many) GROUP BY grp
 ),
 subtree_counts AS (
-    SELECT grp, count(*) AS kernels FROM subtree_ops GROUP BY grp
+    SELECT grp, kernels FROM subtree_counted
+),
+shapes AS (  -- per = 'shape': each op launcher's args (only then: args are the bulk of a warehouse)
+    SELECT o.op_id AS grp,
+           CAST(json_extract(o.args, '$."Input Dims"') AS VARCHAR) AS input_dims,
+           CAST(json_extract(o.args, '$."Input type"') AS VARCHAR) AS input_types
+    FROM cpu_ops o SEMI JOIN launchers l ON l.grp = o.op_id
+    WHERE coalesce(CAST(getvariable('per') AS VARCHAR), 'name') = 'shape'
 ),
 grouped AS (
-    SELECT l.run_id, l.rank, l.name,
-           CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'name') = 'shape'
-                THEN CAST(json_extract(l.args, '$."Input Dims"') AS VARCHAR) END AS input_dims,
-           CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'name') = 'shape'
-                THEN CAST(json_extract(l.args, '$."Input type"') AS VARCHAR) END AS input_types,
+    SELECT l.run_id, l.rank, l.name, p.input_dims, p.input_types,
            count(*) AS calls,
            CAST(sum(l.host_ns) AS BIGINT) AS host_ns,
            CAST(sum(d.gpu_ns) AS BIGINT) AS direct_gpu_ns,
@@ -126,6 +168,7 @@ grouped AS (
     JOIN direct d USING (grp)
     JOIN subtree s USING (grp)
     JOIN subtree_counts c USING (grp)
+    LEFT JOIN shapes p USING (grp)
     GROUP BY ALL
 )
 SELECT

@@ -1,4 +1,4 @@
--- uses: cpu_ops, gpu_op_calls, gpu_ops, range_nesting
+-- uses: gpu_op_calls, gpu_ops, range_nesting
 -- The link from each GPU op (kernel, memcpy, memset) to the host work that caused it: the API
 -- call that launched it, the innermost CPU op around that call and the innermost NVTX range /
 -- user annotation around it. One row per gpu_ops row; the launch columns are NULL when the
@@ -19,14 +19,40 @@ SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid, launch_
        launch_end_ns AS end_ns, api_name AS name, api_external_id AS external_id
 FROM gpu_op_calls;
 
--- Launch calls as points (range ids below 0) among the CPU ops, and among the NVTX ranges and
--- annotations: range_nesting gives each point the innermost range open at it as parent.
-CREATE OR REPLACE VIEW _launch_in_cpu_ops AS
-SELECT * FROM _cpu_op_spans
+-- Each launch call's CPU op (sources with CPU ops: Kineto): the op with the call's External id
+-- that encloses the call on its thread, the deepest of several; else the innermost op open on the
+-- thread at the call's start: the calls without such an op are points (ids below 0) among the
+-- CPU ops of their threads, and range_nesting gives each its innermost op as parent. Only those
+-- threads are swept (the cpu_ops tree itself is stored at ingest).
+CREATE OR REPLACE VIEW launch_cpu_ops AS
+WITH calls AS (
+    SELECT * FROM _launch_calls WHERE file_id IN (SELECT file_id FROM store.cpu_ops)
+), by_external_id AS MATERIALIZED (
+    SELECT l.api_id, arg_max(o.op_id, o.depth) AS cpu_op_id
+    FROM calls l
+    JOIN store.cpu_ops o ON o.file_id = l.file_id AND o.external_id = l.external_id
+                        AND o.tid = l.tid AND o.start_ns <= l.start_ns AND l.start_ns < o.end_ns
+    GROUP BY l.api_id
+), by_time AS (
+    SELECT * FROM calls l ANTI JOIN by_external_id e USING (api_id)
+), points AS (
+    SELECT o.op_id AS range_id, o.file_id * 4294967296 + coalesce(o.pid, 0) AS pid, o.tid,
+           o.start_ns, o.end_ns
+    FROM store.cpu_ops o
+    SEMI JOIN by_time l ON l.file_id = o.file_id AND l.pid IS NOT DISTINCT FROM o.pid
+                       AND l.tid IS NOT DISTINCT FROM o.tid
+    UNION ALL
+    SELECT -1 - api_id, file_id * 4294967296 + coalesce(pid, 0), tid, start_ns, start_ns
+    FROM by_time
+)
+SELECT api_id,     -- the launching call (gpu_op_calls.api_id)
+       cpu_op_id   -- cpu_ops.op_id
+FROM by_external_id
 UNION ALL
-SELECT -1 - api_id, file_id * 4294967296 + coalesce(pid, 0), tid, start_ns, start_ns
-FROM _launch_calls;
+SELECT -1 - range_id, parent_id FROM range_nesting('points') WHERE range_id < 0 AND parent_id IS NOT NULL;
 
+-- Launch calls as points among the NVTX ranges and annotations: range_nesting gives each point
+-- the innermost range open at it as parent.
 CREATE OR REPLACE VIEW _launch_in_ranges AS
 SELECT rowid AS range_id, file_id * 4294967296 + coalesce(pid, 0) AS pid, tid, start_ns, end_ns
 FROM store.nvtx_ranges WHERE kind IN ('push_pop', 'annotation')
@@ -35,19 +61,9 @@ SELECT -1 - api_id, file_id * 4294967296 + coalesce(pid, 0), tid, start_ns, star
 FROM _launch_calls;
 
 CREATE OR REPLACE VIEW gpu_op_launches AS
-WITH by_time AS (
-    SELECT -1 - range_id AS api_id, parent_id AS cpu_op_id
-    FROM range_nesting('_launch_in_cpu_ops') WHERE range_id < 0
-), by_range AS (
+WITH by_range AS (
     SELECT -1 - range_id AS api_id, parent_id AS nvtx_row
     FROM range_nesting('_launch_in_ranges') WHERE range_id < 0
-), by_external_id AS (
-    -- Kineto: the op with the call's External id that encloses the call, deepest first
-    SELECT l.api_id, arg_max(o.op_id, o.depth) AS cpu_op_id
-    FROM _launch_calls l
-    JOIN cpu_ops o ON o.file_id = l.file_id AND o.external_id = l.external_id
-                  AND o.tid = l.tid AND o.start_ns <= l.start_ns AND l.start_ns < o.end_ns
-    GROUP BY l.api_id
 )
 SELECT g.run_id, g.rank, g.rank_key, g.file_id, g.pid, g.device_id, g.stream_id,
        g.op, g.kind, g.name, g.start_ns, g.end_ns, g.dur_ns, g.correlation_id,
@@ -56,15 +72,14 @@ SELECT g.run_id, g.rank, g.rank_key, g.file_id, g.pid, g.device_id, g.stream_id,
        l.tid AS launch_tid,
        l.start_ns AS launch_ns,   -- = gpu_ops.launch_ns
        l.end_ns AS launch_end_ns,
-       coalesce(e.cpu_op_id, t.cpu_op_id) AS cpu_op_id,  -- cpu_ops.op_id
+       c.cpu_op_id,               -- cpu_ops.op_id (launch_cpu_ops)
        n.range_id,                -- nvtx_ranges.range_id (with file_id)
        n.name AS range_name
 FROM gpu_ops g
 LEFT JOIN _launch_calls l
        ON l.file_id = g.file_id AND l.pid = g.pid AND l.correlation_id = g.correlation_id
       AND l.start_ns = g.launch_ns
-LEFT JOIN by_external_id e ON e.api_id = l.api_id
-LEFT JOIN by_time t ON t.api_id = l.api_id
+LEFT JOIN launch_cpu_ops c ON c.api_id = l.api_id
 LEFT JOIN by_range r ON r.api_id = l.api_id
 LEFT JOIN (SELECT rowid AS nvtx_row, file_id, range_id, name FROM store.nvtx_ranges) n
        ON n.nvtx_row = r.nvtx_row;
