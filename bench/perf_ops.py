@@ -50,8 +50,12 @@ tables = con.execute(
     "SELECT table_name, list(column_name ORDER BY column_index) FROM duckdb_columns() "
     "WHERE schema_name = 'store' GROUP BY table_name "
     "HAVING list_contains(list(column_name), 'run_id')").fetchall()
+# ids made of file_id * 2^32 + a number (cpu_ops.op_id, parent_id, memory_events.cpu_op_id) move
+# with their file
+moved_id = "{0} + c * 1000000 * 4294967296"
 changed = {"run_id": "run_id || '-copy' || c", "file_id": "file_id + c * 1000000",
-           "sha256": "sha256 || c", "path": "path || '#' || c"}
+           "sha256": "sha256 || c", "path": "path || '#' || c", "op_id": moved_id.format("op_id"),
+           "parent_id": moved_id.format("parent_id"), "cpu_op_id": moved_id.format("cpu_op_id")}
 for table, columns in tables:
     select = ", ".join(changed.get(col, col) for col in columns)
     con.execute(f"INSERT INTO store.{table} SELECT {select} FROM store.{table}, range(1, {copies}) r(c) "
