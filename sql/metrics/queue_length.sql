@@ -114,7 +114,8 @@ WITH ops AS (
              CASE WHEN coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false) THEN phase END,
              ts * 2 + phase
 ), slow_samples AS (
-    SELECT sk, ts, CAST(sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS BIGINT) AS len,
+    SELECT sk, ts, 2 * count(*) FILTER (WHERE delta = 1) OVER (ROWS UNBOUNDED PRECEDING)
+                   - row_number() OVER () AS len,
            lead(ts) OVER () AS next_ts, lead(sk) OVER () IS NOT DISTINCT FROM sk AS next_same_stream
     FROM slow_ordered
 ), histogram AS (
