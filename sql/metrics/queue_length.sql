@@ -1,5 +1,5 @@
 -- metric: queue_length
--- version: 3
+-- version: 4
 -- summary: Per stream, how many launched GPU ops wait to start: distribution and time at the limit
 -- unit: ops
 -- grain: run_id, rank, device_id, stream_id
@@ -26,8 +26,11 @@
 -- hipExtModuleLaunchKernel, hipMemcpyAsync, hipMemsetAsync, hipMemcpyWithStream (tracewh: any).
 -- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
 -- How: without hta_launch_names no call is read (gpu_ops.launch_ns is the launching call's
--- start); the changes are sorted once by stream and time and summed in one streaming scan; the
--- quantiles are read off each stream's histogram of lengths (few distinct values), not sorted.
+-- start). Each change becomes one BIGINT: the stream's dense number in the high bits, then ns
+-- since the stream's first change, times 2, plus the phase; one sort of that key, then one
+-- streaming scan: length = 2 x launches so far - changes so far (running counts, no running
+-- sum), held time from the next key. hta_float_us (or a span too long to pack) sorts on
+-- several keys instead. The quantiles are read off each stream's histogram of lengths.
 WITH ops AS (
     SELECT g.rank_key, g.device_id, g.stream_id, g.launch_ns AS api_start_ns, g.start_ns
     FROM gpu_ops g
@@ -45,41 +48,91 @@ WITH ops AS (
                          'hipMemcpyWithStream')
       AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
       AND iteration_in(g.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-), changes AS (
-    -- each op twice: +1 at its launch, -1 at its GPU start
-    SELECT o.rank_key, o.device_id, o.stream_id, d.delta,
+), streams AS (
+    -- each stream once: a dense number, its first change and twice its span (+2: the phase bit)
+    SELECT rank_key, device_id, stream_id, base,
+           row_number() OVER (ORDER BY rank_key, device_id, stream_id) - 1 AS sk,
+           (CAST(last AS HUGEINT) - base) * 2 + 2 AS width
+    FROM (SELECT rank_key, device_id, stream_id,
+                 least(min(api_start_ns), min(start_ns)) AS base,
+                 greatest(max(api_start_ns), max(start_ns)) AS last
+          FROM ops GROUP BY ALL)
+), packing AS (
+    -- fast: the stream's number above b bits, (ns - base) * 2 + phase below, in one BIGINT
+    -- (b: at least log2 of the widest stream; one bit spare covers the double's rounding)
+    SELECT b, coalesce(CASE WHEN b <= 62 THEN n <= (CAST(1 AS BIGINT) << (63 - b)) END, false)
+              AND NOT coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false) AS fast
+    FROM (SELECT count(*) AS n, CAST(ceil(log2(CAST(max(width) AS DOUBLE))) AS INTEGER) + 1 AS b
+          FROM streams)
+), launch_phase AS (
+    -- the phase bit of a launch: GPU starts first (0) unless launch_first
+    SELECT CASE WHEN coalesce(CAST(getvariable('launch_first') AS BOOLEAN), false) THEN 0 ELSE 1 END
+               AS lp
+), fast_keys AS (
+    -- each op twice: +1 at its launch, -1 at its GPU start, as one sortable BIGINT
+    SELECT (s.sk << p.b) + (o.api_start_ns - s.base) * 2 + l.lp AS k1,
+           (s.sk << p.b) + (o.start_ns - s.base) * 2 + 1 - l.lp AS k2
+    FROM ops o
+    JOIN streams s
+      ON s.rank_key = o.rank_key AND s.device_id IS NOT DISTINCT FROM o.device_id
+     AND s.stream_id IS NOT DISTINCT FROM o.stream_id
+    CROSS JOIN packing p CROSS JOIN launch_phase l
+    WHERE p.fast
+), fast_ordered AS (
+    SELECT k FROM (SELECT k1 AS k FROM fast_keys UNION ALL SELECT k2 FROM fast_keys) ORDER BY k
+), fast_samples AS (
+    -- one streaming scan in key order (empty OVER (), as sql/lib/intervals.sql does): each
+    -- stream's +1/-1 cancel before the next starts, so the queue length is 2 x the launches so
+    -- far - the changes so far (running counts cost a tenth of a running sum)
+    SELECT k, 2 * count(*) FILTER (WHERE k & 1 = (SELECT lp FROM launch_phase))
+                  OVER (ROWS UNBOUNDED PRECEDING) - row_number() OVER () AS len,
+           lead(k) OVER () AS next_k
+    FROM fast_ordered
+), slow_changes AS (
+    -- hta_float_us, or spans too long to pack: one row per change, sorted on several keys
+    SELECT s.sk, d.delta,
            CASE d.delta WHEN 1 THEN o.api_start_ns ELSE o.start_ns END AS ts,
            CASE WHEN (d.delta = 1) = coalesce(CAST(getvariable('launch_first') AS BOOLEAN), false)
                 THEN 0 ELSE 1 END AS phase
-    FROM ops o CROSS JOIN (VALUES (1), (-1)) d(delta)
-), ordered AS (
-    -- the sort key: ns with the phase in its lowest bit (one key sorts faster than two), or
-    -- HTA's double of µs (from the decimal text: rounded once, as a JSON parser rounds the
-    -- file's number), then the phase
-    SELECT rank_key, device_id, stream_id, ts, delta
-    FROM changes
-    ORDER BY rank_key, device_id, stream_id,
+    FROM ops o
+    JOIN streams s
+      ON s.rank_key = o.rank_key AND s.device_id IS NOT DISTINCT FROM o.device_id
+     AND s.stream_id IS NOT DISTINCT FROM o.stream_id
+    CROSS JOIN packing p
+    CROSS JOIN (VALUES (1), (-1)) d(delta)
+    WHERE NOT p.fast
+), slow_ordered AS (
+    -- ns with the phase in its lowest bit, or HTA's double of µs (from the decimal text:
+    -- rounded once, as a JSON parser rounds the file's number), then the phase, then ns (HTA's
+    -- order within a tie is arbitrary)
+    SELECT sk, ts, delta
+    FROM slow_changes
+    ORDER BY sk,
              CASE WHEN coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false)
                   THEN CAST(CAST(ts // 1000 AS VARCHAR) || '.' || lpad(CAST(ts % 1000 AS VARCHAR), 3, '0')
                             AS DOUBLE) END,
-             CASE WHEN coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false) THEN phase
-                  ELSE ts * 2 + phase END
-), samples AS (
-    -- one streaming scan in sorted order (empty OVER (), as sql/lib/intervals.sql does:
-    -- partitioned running sums cost 3-4x): each stream's +1/-1 cancel before the next starts
-    SELECT rank_key, device_id, stream_id, ts,
-           CAST(sum(delta) OVER (ROWS UNBOUNDED PRECEDING) AS BIGINT) AS len,
-           lead(ts) OVER () AS next_ts,
-           lead(rank_key) OVER () IS NOT DISTINCT FROM rank_key
-               AND lead(device_id) OVER () IS NOT DISTINCT FROM device_id
-               AND lead(stream_id) OVER () IS NOT DISTINCT FROM stream_id AS next_same_stream
-    FROM ordered
+             CASE WHEN coalesce(CAST(getvariable('hta_float_us') AS BOOLEAN), false) THEN phase END,
+             ts * 2 + phase
+), slow_samples AS (
+    SELECT sk, ts, 2 * count(*) FILTER (WHERE delta = 1) OVER (ROWS UNBOUNDED PRECEDING)
+                   - row_number() OVER () AS len,
+           lead(ts) OVER () AS next_ts, lead(sk) OVER () IS NOT DISTINCT FROM sk AS next_same_stream
+    FROM slow_ordered
 ), histogram AS (
     -- per stream and length: the samples, and the time until the stream's next sample
-    SELECT rank_key, device_id, stream_id, len, count(*) AS n,
-           coalesce(sum(next_ts - ts) FILTER (WHERE next_same_stream), 0) AS held_ns
-    FROM samples
-    GROUP BY ALL
+    SELECT s.rank_key, s.device_id, s.stream_id, h.len, h.n, h.held_ns
+    FROM (SELECT k >> (SELECT b FROM packing) AS sk, len, count(*) AS n,
+                 coalesce(sum((next_k >> 1) - (k >> 1))
+                          FILTER (WHERE next_k >> (SELECT b FROM packing) = k >> (SELECT b FROM packing)), 0)
+                     AS held_ns
+          FROM fast_samples
+          GROUP BY ALL
+          UNION ALL
+          SELECT sk, len, count(*) AS n,
+                 coalesce(sum(next_ts - ts) FILTER (WHERE next_same_stream), 0) AS held_ns
+          FROM slow_samples
+          GROUP BY ALL) h
+    JOIN streams s USING (sk)
 ), placed AS (
     -- the 0-based places [below, upto) of each length's samples in the stream's sorted samples
     SELECT *, sum(n) OVER w - n AS below, sum(n) OVER w AS upto
