@@ -89,9 +89,7 @@ FROM (
         FROM (
             SELECT * FROM query_table(intervals)
             WHERE start_ns IS NOT NULL AND end_ns >= start_ns
-            -- then the other columns: among intervals with one start and end, which comes
-            -- first (whose columns intervals_union keeps) must not depend on the scan's order
-            ORDER BY grp, start_ns, end_ns, COLUMNS(* EXCLUDE (grp, start_ns, end_ns))
+            ORDER BY grp, start_ns, end_ns
         )
     )
 );
@@ -147,8 +145,7 @@ WHERE next_ts > ts AND mask > 0;
 -- intervals_union(intervals): the merged busy islands of each group.
 -- Input: grp, start_ns, end_ns, and any other columns.
 -- Output: one row per island: the input's columns, taken from the island's first interval (in
--- start_ns, end_ns order, then by the other columns in their order: no tie is left to chance),
--- with start_ns and end_ns replaced by the island's bounds, plus
+-- start_ns, end_ns order), with start_ns and end_ns replaced by the island's bounds, plus
 --     intervals_merged   BIGINT, how many input intervals make up the island
 --     prev_end_ns        end of the group's previous island (NULL for the first): the gap
 --                        before this island is [prev_end_ns, start_ns]
