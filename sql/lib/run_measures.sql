@@ -46,7 +46,12 @@ WITH __rm_keys AS (
 ), __rm_comm_union AS (
     SELECT grp, sum(end_ns - start_ns) AS comm_ns FROM intervals_union(__rm_comm) GROUP BY grp
 ), __rm_crowded AS (
-    SELECT grp, start_ns, end_ns, launch_ns, device_prev_end_ns FROM __rm_ops WHERE NOT alone
+    -- ops with one start and end are one row, with the earliest launch and previous end among
+    -- them: which of them intervals_union keeps first would otherwise be left to chance
+    SELECT grp, start_ns, end_ns, min(launch_ns) AS launch_ns,
+           min(device_prev_end_ns) AS device_prev_end_ns
+    FROM __rm_ops WHERE NOT alone
+    GROUP BY grp, start_ns, end_ns
 ), __rm_islands AS (
     -- an op alone on its rank's timeline is an island; the others are merged (intervals_union
     -- keeps the first op's launch); device_prev_end_ns is where the island before ended

@@ -78,15 +78,21 @@ windowed AS (
     WHERE iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
 ),
 kept AS (
-    -- iterations chosen: grp is the (device, kept stretch)
-    SELECT tile_key(grp, window_id) AS grp, grp AS device_grp,
-           start_ns, end_ns, launch_ns
+    -- iterations chosen: grp is the (device, kept stretch); ops with one start and end are one
+    -- row with the earliest launch (which of them intervals_union keeps first is left to chance)
+    SELECT tile_key(grp, window_id) AS grp, grp AS device_grp, start_ns, end_ns,
+           min(launch_ns) AS launch_ns
     FROM intervals_clip(windowed, stretches)
+    GROUP BY ALL
 ),
 crowded AS (
-    SELECT grp, start_ns, end_ns, launch_ns, device_prev_end_ns FROM ops
+    -- as kept: ties are one row, with the earliest launch and previous end among them
+    SELECT grp, start_ns, end_ns, min(launch_ns) AS launch_ns,
+           min(device_prev_end_ns) AS device_prev_end_ns
+    FROM ops
     WHERE NOT alone
       AND NOT iteration_range_given(getvariable('iteration_from'), getvariable('iteration_to'))
+    GROUP BY grp, start_ns, end_ns
 ),
 islands AS (
     -- each island with its first op's launch and the end of the island before it. Without
