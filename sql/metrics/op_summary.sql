@@ -4,11 +4,11 @@
 -- unit: ns
 -- grain: run_id, rank, name, input_dims, input_types
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
--- uses: cpu_ops, gpu_op_calls, gpu_op_launches, intervals, scope
+-- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, scope
 -- see: TraceLens ops_summary and ops_unique_args (TreePerfAnalyzer.get_kernel_launchers)
 --
 -- TraceLens' kernel launchers, per rank. Each GPU op (kernel, memcpy, memset) has a launcher:
--- the innermost CPU op around its launch call (launch_cpu_ops, by gpu_op_launches' rule; an op
+-- the innermost CPU op around its launch call (launch_cpu_ops, gpu_op_launches.cpu_op_id; an op
 -- named `execute` passes it to its parent, as TraceLens' conv_bn_fused -> execute rule), else,
 -- when no CPU op encloses the call, the call itself (named after it: cudaLaunchKernel, ...). GPU ops without a
 -- launch call in the trace have none, and so do sources without CPU ops (nsys exports, where
@@ -50,12 +50,13 @@ gpu AS MATERIALIZED (  -- each GPU op with a launch call, and its launcher (grp:
     WHERE g.file_id IN (SELECT file_id FROM ops)  -- sources with CPU ops (Kineto); nsys: none
       AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
 ),
-own AS (  -- each launcher's GPU ops, counted before the ops are joined
-    SELECT grp, any_value(run_id) FILTER (WHERE NOT nccl) AS run_id,
-           any_value(rank) FILTER (WHERE NOT nccl) AS rank,
-           any_value(api_name) FILTER (WHERE NOT nccl) AS api_name,
-           any_value(launch_ns) FILTER (WHERE NOT nccl) AS launch_ns,
-           any_value(launch_end_ns) FILTER (WHERE NOT nccl) AS launch_end_ns,
+own AS (  -- each launcher's GPU ops, counted before the ops are joined (run and rank are one
+           -- value; the call and its times are read only for a call launcher, one call)
+    SELECT grp, min(CASE WHEN NOT nccl THEN run_id END) AS run_id,
+           min(CASE WHEN NOT nccl THEN rank END) AS rank,
+           min(CASE WHEN NOT nccl THEN api_name END) AS api_name,
+           min(CASE WHEN NOT nccl THEN launch_ns END) AS launch_ns,
+           min(CASE WHEN NOT nccl THEN launch_end_ns END) AS launch_end_ns,
            count(*) FILTER (WHERE NOT nccl) AS direct_kernels,
            count(*) AS own_ops
     FROM gpu
