@@ -10,9 +10,9 @@
 -- TraceLens' kernel launchers, per rank. Each GPU op (kernel, memcpy, memset) has a launcher:
 -- the innermost CPU op around its launch call (launch_cpu_ops, gpu_op_launches.cpu_op_id; an op
 -- named `execute` passes it to its parent, as TraceLens' conv_bn_fused -> execute rule), else,
--- when no CPU op encloses the call, the call itself (named after it: cudaLaunchKernel, ...). GPU ops without a
--- launch call in the trace have none, and so do sources without CPU ops (nsys exports, where
--- PyTorch ops are NVTX ranges: nvtx_gpu_projection covers them). A launcher instance is an op
+-- when no CPU op encloses the call, the call itself (named after it: cudaLaunchKernel, ...).
+-- GPU ops without a launch call in the trace have none, and so do sources without CPU ops
+-- (nsys exports, where PyTorch ops are NVTX ranges: nvtx_gpu_projection covers them). A launcher instance is an op
 -- that launched at least one GPU op that is not NCCL (a name containing "nccl", any case:
 -- TraceLens leaves communication out of the direct times); per name (per = 'name') or per (name, Input Dims, Input type) of its
 -- args (per = 'shape'), summed over its instances:
@@ -39,7 +39,7 @@ WITH ops AS (
     FROM cpu_ops
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
 ),
-gpu AS MATERIALIZED (  -- each GPU op with a launch call, and its launcher (grp: the op_id, or -1 - api_id)
+gpu AS MATERIALIZED (  -- each GPU op with a launch call, its launcher (grp: op_id or -1 - api_id)
     SELECT g.run_id, g.rank, g.file_id, g.pid, g.launch_tid, g.start_ns, g.end_ns, c.cpu_op_id,
            g.api_name, g.launch_ns, g.launch_end_ns, g.name ILIKE '%nccl%' AS nccl,
            coalesce(x.parent_id, c.cpu_op_id, -1 - g.api_id) AS grp
@@ -122,33 +122,14 @@ subtree_ops AS (
     UNION ALL  -- a call that launched with no op around it: its own GPU ops
     SELECT grp, start_ns, end_ns FROM gpu WHERE cpu_op_id IS NULL AND grp IN (SELECT grp FROM launchers)
 ),
--- busy time: a launcher with one GPU op is that op's time; the others take intervals_union
-direct_many AS (
-    SELECT * FROM direct_ops WHERE grp IN (SELECT grp FROM direct_ops GROUP BY grp HAVING count(*) > 1)
-),
 direct AS (
-    SELECT grp, sum(end_ns - start_ns) AS gpu_ns FROM (
-        SELECT grp, any_value(start_ns) AS start_ns, any_value(end_ns) AS end_ns
-        FROM direct_ops GROUP BY grp HAVING count(*) = 1
-    ) WHERE end_ns >= start_ns GROUP BY grp
-    UNION ALL
-    SELECT grp, sum(end_ns - start_ns) FROM intervals_union(direct_many) GROUP BY grp
-),
-subtree_counted AS MATERIALIZED (
-    SELECT grp, count(*) AS kernels, any_value(start_ns) AS start_ns, any_value(end_ns) AS end_ns
-    FROM subtree_ops GROUP BY grp
-),
-subtree_many AS (
-    SELECT * FROM subtree_ops WHERE grp IN (SELECT grp FROM subtree_counted WHERE kernels > 1)
+    SELECT grp, sum(end_ns - start_ns) AS gpu_ns FROM intervals_union(direct_ops) GROUP BY grp
 ),
 subtree AS (
-    SELECT grp, end_ns - start_ns AS gpu_ns FROM subtree_counted
-    WHERE kernels = 1 AND end_ns >= start_ns
-    UNION ALL
-    SELECT grp, sum(end_ns - start_ns) FROM intervals_union(subtree_many) GROUP BY grp
+    SELECT grp, sum(end_ns - start_ns) AS gpu_ns FROM intervals_union(subtree_ops) GROUP BY grp
 ),
 subtree_counts AS (
-    SELECT grp, kernels FROM subtree_counted
+    SELECT grp, count(*) AS kernels FROM subtree_ops GROUP BY grp
 ),
 shapes AS (  -- per = 'shape': each op launcher's args (only then: args are the bulk of a warehouse)
     SELECT o.op_id AS grp,
