@@ -689,7 +689,7 @@ def export(
             if report.problems:
                 raise typer.Exit(1)
             return
-        known = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+        known = [r for (r,) in con.execute("SELECT run_id FROM store.runs ORDER BY 1").fetchall()]
         series_ids = [s for (s,) in con.execute("SELECT DISTINCT series_id FROM series").fetchall()]
         for name in run or []:
             if name not in known and name not in series_ids:

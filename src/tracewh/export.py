@@ -275,7 +275,7 @@ def _chrome_trace_runs(con: duckdb.DuckDBPyConnection,
     runs: list[str] = []
     labels: list[str] = []
     for name in names:
-        if first_row(con, "SELECT 1 FROM runs WHERE run_id = ?", [name]):
+        if first_row(con, "SELECT 1 FROM store.runs WHERE run_id = ?", [name]):
             runs.append(name)
             labels.append(name)
             continue

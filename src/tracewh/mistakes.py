@@ -28,7 +28,7 @@ def check_params(con: duckdb.DuckDBPyConnection, metric_name: str,
     def fail(message: str) -> None:
         raise TracewhError(f"{metric_name}: {message}")
 
-    runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+    runs = [r for (r,) in con.execute("SELECT run_id FROM store.runs ORDER BY 1").fetchall()]
     asked = [values["run"]] if values.get("run") is not None else []
     if values.get("runs") is not None:
         asked += [r.strip() for r in str(values["runs"]).split(",") if r.strip()]
