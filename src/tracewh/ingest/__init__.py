@@ -490,14 +490,16 @@ def _register(con: duckdb.DuckDBPyConnection, entries: list[tuple], options: dic
     each with its workload card, and the run parameters found around each file. The warnings of
     the latter go to the file's result."""
     cards, params = {}, []
+    said = options.setdefault("config_warnings_said", set())  # once per ingest, not per file
     for prepared, file_id, _ in entries:
+        card_warnings = []
         candidate = prepared.candidate
         if candidate.run_id not in cards:
             con.execute(
                 "INSERT INTO store.runs (run_id, root, created_at) SELECT ?, ?, ? "
                 "WHERE NOT EXISTS (SELECT 1 FROM store.runs WHERE run_id = ?)",
                 [candidate.run_id, str(candidate.run_root), utc_now(), candidate.run_id])
-            cards[candidate.run_id] = card.read_card(candidate.run_root)
+            cards[candidate.run_id], card_warnings = card.read_card(candidate.run_root)
             found = cards[candidate.run_id]
             if found:  # the workload card beside the traces: batch size, sequence length, ...
                 con.execute(
@@ -508,10 +510,13 @@ def _register(con: duckdb.DuckDBPyConnection, entries: list[tuple], options: dic
                     "metadata = coalesce(metadata, $metadata) WHERE run_id = $run",
                     {**found, "run": candidate.run_id})
         found = cards[candidate.run_id]
-        found_params, prepared.result.warnings = config.collect(
+        found_params, prepared.result.warnings, config_warnings = config.collect(
             candidate.path, candidate.run_id, candidate.run_root,
             found and json.loads(found["metadata"])["workload_card"],
             prepared.info.text if candidate.format == TRAINING_LOG else "", options)
+        new = [w for w in dict.fromkeys(card_warnings + config_warnings) if w not in said]
+        said.update(new)
+        prepared.result.warnings = new + prepared.result.warnings
         params += [(candidate.run_id, file_id, k, v, source) for k, v, source in found_params]
     insert_rows(con, "store.run_params", params)
 

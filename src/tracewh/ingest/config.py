@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ..errors import IngestError, TracewhError
+from .card import as_dict, wrong_types
 
 # Megatron argument -> configuration key
 _MEGATRON = {
@@ -58,13 +59,17 @@ def from_name(template: re.Pattern, names: list[str]) -> list[tuple[str, str]] |
 
 
 def from_card(doc: dict) -> list[tuple[str, str]]:
-    """CCL-Bench card: Model-executor.model_plan_parallelization and workload.data."""
-    plan = (doc.get("Model-executor") or {}).get("model_plan_parallelization") or {}
-    data = (doc.get("workload") or {}).get("data") or {}
+    """CCL-Bench card: Model-executor.model_plan_parallelization and workload.data (a field of
+    the wrong type is ignored here; read_card warns of it)."""
+    plan = as_dict(as_dict(doc.get("Model-executor")).get("model_plan_parallelization"))
+    data = as_dict(as_dict(doc.get("workload")).get("data"))
     found = [(k, plan[k]) for k in ("tp", "pp", "cp", "ep") if plan.get(k) is not None]
     replicate, shard = plan.get("dp_replicate"), plan.get("dp_shard")
     if replicate is not None or shard is not None:
-        found.append(("dp", int(replicate or 1) * int(shard or 1)))
+        try:
+            found.append(("dp", int(replicate or 1) * int(shard or 1)))
+        except (TypeError, ValueError):
+            pass  # not numbers: the card's own values stay in runs.metadata
     found += [(key, data[field]) for key, field in (("global_batch", "batch_size"),
                                                     ("seq_len", "seq_len")) if data.get(field)]
     return [(k, str(v)) for k, v in found]
@@ -73,18 +78,24 @@ def from_card(doc: dict) -> list[tuple[str, str]]:
 def find_ds_config(*directories: Path) -> Path | None:
     for directory in directories:
         for path in sorted(directory.glob("*ds_config*.json")):
-            return path
+            if path.is_file():  # a FIFO or a folder of that name is not read
+                return path
     return None
 
 
-def from_ds_config(path: Path) -> list[tuple[str, str]]:
-    """DeepSpeed config: zero stage, offload devices and ratio, sub-group size, batch sizes."""
+def from_ds_config(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """DeepSpeed config: zero stage, offload devices and ratio, sub-group size, batch sizes; and
+    warnings naming the config and what is wrong with it (never a reason to refuse a trace)."""
     try:
         doc = json.loads(path.read_text(errors="replace"))
     except (OSError, ValueError) as exc:
-        raise IngestError(path, f"not a readable DeepSpeed config: {exc}") from None
-    zero = doc.get("zero_optimization") or {}
-    optimizer, param = zero.get("offload_optimizer") or {}, zero.get("offload_param") or {}
+        return [], [f"DeepSpeed config {path}: not read ({exc})"]
+    if not isinstance(doc, dict):
+        return [], [f"DeepSpeed config {path}: not read (a JSON {type(doc).__name__}, not an object)"]
+    warnings = wrong_types(path, doc, {"zero_optimization": {"offload_optimizer": {},
+                                                            "offload_param": {}}})
+    zero = as_dict(doc.get("zero_optimization"))
+    optimizer, param = as_dict(zero.get("offload_optimizer")), as_dict(zero.get("offload_param"))
     found = {
         "zero_stage": zero.get("stage"),
         "micro_batch": doc.get("train_micro_batch_size_per_gpu"),
@@ -95,7 +106,7 @@ def from_ds_config(path: Path) -> list[tuple[str, str]]:
         "offload_param": param.get("device"),
         "subgroup": zero.get("sub_group_size"),
     }
-    return [(k, str(v)) for k, v in found.items() if v is not None and v != "auto"]
+    return [(k, str(v)) for k, v in found.items() if v is not None and v != "auto"], warnings
 
 
 def from_megatron_arguments(text: str) -> list[tuple[str, str]]:
@@ -108,20 +119,23 @@ def from_megatron_arguments(text: str) -> list[tuple[str, str]]:
 
 
 def collect(path: Path, run_id: str, run_root: Path, card: dict | None, log_text: str,
-            options: dict) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """Every (key, value, source) known for the run of the file at `path`, and warnings."""
+            options: dict) -> tuple[list[tuple[str, str, str]], list[str], list[str]]:
+    """Every (key, value, source) known for the run of the file at `path`, the file's own
+    warnings, and warnings about the configuration files read (the same for every file beside
+    them)."""
     found = [(k, v, "run-param") for k, v in options.get("run_params") or []]
     if card:
         found += [(k, v, "card") for k, v in from_card(card)]
+    warnings, config_warnings = [], []
     ds_config = find_ds_config(path.parent, run_root)
     if ds_config is not None:
-        found += [(k, v, "ds_config") for k, v in from_ds_config(ds_config)]
+        ds_found, config_warnings = from_ds_config(ds_config)
+        found += [(k, v, "ds_config") for k, v in ds_found]
     found += [(k, v, "megatron-args") for k, v in from_megatron_arguments(log_text)]
-    warnings = []
     template = options.get("name_template")
     if template is not None:
         named = from_name(template, [path.stem, path.name.split(".")[0], run_id.rsplit("/", 1)[-1]])
         if named is None:
             warnings.append(f"name does not match --name-template {template.pattern!r}")
         found += [(k, v, "name-template") for k, v in named or []]
-    return found, warnings
+    return found, warnings, config_warnings
