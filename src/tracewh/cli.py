@@ -247,6 +247,7 @@ def ingest(
         _fail("nothing to ingest: give trace files or folders, --log FILE_OR_DIR or --series FILE.csv")
     import duckdb
 
+    from .guard import checked_memory_limit
     from .ingest import default_memory_limit, ingest_paths
     from .ingest.config import compile_template, parse_run_params
     from .ingest.discover import parse_rank_map
@@ -259,8 +260,9 @@ def ingest(
         log_options = {"log_pattern": compile_pattern(log_pattern),
                        "name_template": compile_template(name_template),
                        "run_params": parse_run_params(run_param or [])}
+        limit = checked_memory_limit(memory_limit or default_memory_limit(jobs))
         con = connect(path, wait=wait, on_wait=_waiting)
-        con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit(jobs)])
+        con.execute("SET memory_limit = ?", [limit])
         # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
         # checkpoint into the file then runs once at the end instead of after every file (15%
         # faster on the 8 x 100 MB Kineto bench with the old multi-process decoder; about the

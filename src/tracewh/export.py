@@ -27,6 +27,7 @@ import duckdb
 from . import __version__
 from .atomic import remove_tree, written_whole
 from .errors import storage_fault
+from .guard import set_memory_limit
 from .resources import sql_dir
 from .errors import TracewhError
 from .warehouse import first_row, views_checksum
@@ -96,8 +97,8 @@ def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | Non
 def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | None,
                  force: bool) -> ExportReport:
     started = time.perf_counter()
+    set_memory_limit(con, os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB"))
     out.mkdir(parents=True, exist_ok=True)
-    con.execute("SET memory_limit = ?", [os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB")])
     known = _read_manifest(out).get("runs", {})
     fingerprints = run_fingerprints(con)
     wanted = set(runs) if runs else set(fingerprints)

@@ -18,6 +18,7 @@ only the public views).
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import contextmanager
 
 import duckdb
@@ -215,6 +216,31 @@ def warehouse_relations(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[s
     return relations, macros
 
 
+def checked_memory_limit(limit: str) -> str:
+    """`limit` when it bounds something, else TracewhError: DuckDB reads a negative size as no
+    limit at all, and a limit above the machine's memory is none either. Checked on a database
+    of its own, before any warehouse is opened or made."""
+    from .warehouse import memory_limit_bytes
+
+    flag = f"--memory-limit {limit!r}"
+    if str(limit).strip().startswith("-"):
+        raise TracewhError(f"{flag}: a size is positive, e.g. 1GB or 512MB")
+    with duckdb.connect() as scratch:
+        try:
+            scratch.execute("SET memory_limit = ?", [limit])
+        except duckdb.Error as exc:
+            raise TracewhError(f"{flag}: {str(exc).splitlines()[0]}") from None
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if memory_limit_bytes(scratch) > machine:
+            raise TracewhError(f"{flag}: more than this machine's {machine / 2**30:.1f} GiB of "
+                               "memory, so it would bound nothing; give at most that, e.g. 1GB")
+    return limit
+
+
+def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    con.execute("SET memory_limit = ?", [checked_memory_limit(limit)])
+
+
 def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -> None:
     """DuckDB's own guards for a query connection: no file or network access, settings frozen,
     and with `memory_limit` a bound of its own (a read-only connection otherwise keeps DuckDB's
@@ -224,10 +250,6 @@ def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -
     connection made for one query and close it afterwards.
     """
     if memory_limit is not None:
-        try:
-            con.execute("SET memory_limit = ?", [memory_limit])
-        except duckdb.Error as exc:
-            raise TracewhError(f"--memory-limit {memory_limit!r}: {str(exc).splitlines()[0]}"
-                               ) from None
+        set_memory_limit(con, memory_limit)
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")

@@ -501,7 +501,8 @@ class QueryStopped(TracewhError):
     """A query stopped by its time or memory limit, or by Ctrl-C."""
 
 
-_BYTES = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_BYTES = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50,
+          "EiB": 2**60}
 
 
 def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
