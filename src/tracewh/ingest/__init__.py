@@ -23,7 +23,7 @@ from ..sqlscript import insert_rows, run_script, set_variables
 from ..warehouse import cursor, first_row, utc_now
 from . import card, config, kineto, logs, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
-                       RankRule, discover, discover_logs, run_identity)
+                       RankRule, discover, discover_logs, not_regular, run_identity)
 from .storage import storage_fault, warehouse_path
 
 
@@ -91,7 +91,7 @@ def ingest_paths(
         on_note and on_note(note)
     for path in series or []:  # named one by one: a .csv could be anything
         if not path.is_file():
-            errors.append(IngestError(path, "no such file"))
+            errors.append(IngestError(path, not_regular(path) if path.exists() else "no such file"))
             continue
         run_id, root = run_identity(path, path.parent, run)
         candidates.append(Candidate(path.resolve(), SERIES_CSV, run_id, root))

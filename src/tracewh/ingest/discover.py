@@ -85,7 +85,7 @@ def discover(paths: list[Path], run: str | None = None,
             files = [given]
             root = given.parent
         for path in _prefer_exports(files):
-            problem = _not_regular(path)
+            problem = not_regular(path)
             if problem:  # a FIFO or /dev/zero would be read forever
                 errors.append(IngestError(path, problem, "give the trace file itself"))
                 continue
@@ -219,11 +219,14 @@ def discover_logs(paths: list[Path], run: str | None = None
             files, root = sorted(p for p in _walk(given, errors) if p.suffix == ".log"), given
             if not files:
                 errors.append(IngestError(given, "no *.log file in this directory"))
-        elif given.is_file():
+        elif given.exists():
             files, root = [given], given.parent
         else:
             errors.append(IngestError(given, "no such file or directory", "check the path"))
             continue
+        for special in [p for p in files if not_regular(p)]:  # a pipe would block the read
+            errors.append(IngestError(special, not_regular(special)))
+            files.remove(special)
         for path in files:
             if run or _holds_traces(path.parent):
                 run_id, run_root = run_identity(path, root, run)
@@ -239,7 +242,7 @@ def _holds_traces(directory: Path) -> bool:
                if p.is_file() and not fnmatch.fnmatch(p.name, "*config*.json"))
 
 
-def _not_regular(path: Path) -> str | None:
+def not_regular(path: Path) -> str | None:
     """Why a path is not read, when it is no regular file (links followed); else None."""
     try:
         mode = path.stat().st_mode

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -65,15 +66,18 @@ def decode(path: Path, user: re.Pattern | None = None) -> DecodedLog:
     """Every timer, iteration and memory number of the log at `path`, one row each; `user`: a
     --log-pattern (compile_pattern), tried first on every line."""
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        raw = path.read_bytes()
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8", errors="replace")
+    invalid_utf8 = text.count("\ufffd") - raw.count("\ufffd".encode())
     lines = text.split("\n")
     truncated = bool(lines) and lines[-1] != ""  # no newline after the last line: cut short?
     rows: dict[str, list] = {c: [] for c in ("line_no", "line_rank", "ts_ns", "kind", "step",
                                              "name", "value")}
     seen: Counter = Counter()  # (rank, timer) -> lines so far: the timer's step
     unparsed: list[int] = []
+    not_finite: list[int] = []  # nan, inf, 1e309: no time a timer can take
     cut = None
     for number, line in enumerate(lines, start=1):
         found = _read_line(line, user)
@@ -87,9 +91,13 @@ def decode(path: Path, user: re.Pattern | None = None) -> DecodedLog:
             unparsed.append(number)
             continue
         stamp = _stamp_ns(line)
+        if not all(math.isfinite(value) for _, value in values):
+            not_finite.append(number)
         for name, value in values:
             if kind == "timer":
-                seen[rank, name] += 1
+                seen[rank, name] += 1  # the line is a step even where its value is not kept
+            if not math.isfinite(value):
+                continue
             rows["line_no"].append(number)
             rows["line_rank"].append(rank)
             rows["ts_ns"].append(stamp)
@@ -103,8 +111,12 @@ def decode(path: Path, user: re.Pattern | None = None) -> DecodedLog:
                           "lines; give other formats with --log-pattern")
     warnings = []
     if unparsed:
-        shown = ", ".join(map(str, unparsed[:10])) + (", ..." if len(unparsed) > 10 else "")
-        warnings.append(f"{len(unparsed)} timer line(s) not parsed (line {shown})")
+        warnings.append(f"{len(unparsed)} timer line(s) not parsed (line {_lines(unparsed)})")
+    if not_finite:
+        warnings.append(f"{len(not_finite)} line(s) with a value that is no finite number "
+                        f"(nan, inf, 1e309): those values not stored (line {_lines(not_finite)})")
+    if invalid_utf8:
+        warnings.append(f"invalid UTF-8 replaced ({invalid_utf8} byte sequence(s))")
     if cut:
         warnings.append(f"last line ({cut}) cut short: not stored")
     if any(s is not None for s in rows["ts_ns"]):
@@ -113,6 +125,10 @@ def decode(path: Path, user: re.Pattern | None = None) -> DecodedLog:
                         ("kind", pa.string()), ("step", pa.int32()), ("name", pa.string()),
                         ("value", pa.float64())])
     return DecodedLog(pa.table(rows, schema=schema), warnings, text)
+
+
+def _lines(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
 
 
 def _read_line(line: str, user: re.Pattern | None):
