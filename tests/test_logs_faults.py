@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import tracewh
 
 TRACEWH = [sys.executable, "-m", "tracewh.cli"]
+START_UP_S = 3  # the CLI process itself, on a loaded machine
 
 
 def tracewh_cli(*args: str) -> subprocess.CompletedProcess:
@@ -56,3 +58,35 @@ def test_a_pipe_named_like_a_log_is_refused_not_read(tmp_path):
         done = tracewh_cli("ingest", flag, str(sweep / "b.log"), "--run", "x", "--db", str(db))
         assert done.returncode != 0
         assert "not a regular file (a named pipe)" in done.stderr, done.stderr
+
+
+def test_patterns_that_backtrack_for_minutes_answer_in_seconds(tmp_path):
+    """'(a+)+$' against 34 'a' and a '!', and twelve lazy template fields against a name of 120
+    dashes, each ran past 120 s under Python's backtracking engine."""
+    evil = tmp_path / "evil.log"
+    evil.write_text("step 2.5 " + "a" * 34 + "!\n" + "step 1.5 aaa\n")
+    started = time.monotonic()
+    done = tracewh_cli("ingest", "--log", str(evil), "--log-pattern", r"step (?P<fwd>[0-9.]+) (a+)+$",
+                       "--db", str(tmp_path / "a.duckdb"))
+    assert time.monotonic() - started < 5 + START_UP_S, done.stderr
+    assert done.returncode == 0, done.stderr
+    con = tracewh.connect(tmp_path / "a.duckdb", read_only=True)
+    assert con.execute("SELECT line_no, timer, ms FROM log_timers").fetchall() == [(2, "fwd", 1.5)]
+    con.close()
+
+    dashes = tmp_path / ("-" * 120 + ".log")
+    dashes.write_text("time (ms) | fwd: 1\n")
+    template = "-".join("{%s}" % chr(97 + i) for i in range(12)) + "x"
+    started = time.monotonic()
+    done = tracewh_cli("ingest", "--log", str(dashes), "--name-template", template,
+                       "--db", str(tmp_path / "b.duckdb"))
+    assert time.monotonic() - started < 5 + START_UP_S, done.stderr
+    assert done.returncode == 0 and "name does not match --name-template" in done.stderr
+
+
+def test_a_pattern_re2_cannot_read_is_one_line():
+    done = tracewh_cli("ingest", "--log", "x.log", "--log-pattern", r"(?P<ms>\d+)(?= ms)")
+    assert done.returncode != 0
+    assert done.stderr.strip() == (
+        "Error: --log-pattern: not a regular expression RE2 reads: invalid perl operator: (?= - "
+        "look-around and back-references are not read: lines are matched in linear time")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import IngestError, TracewhError
 from .card import as_dict, wrong_types
+from .logs import group_names
 
 # Megatron argument -> configuration key
 _MEGATRON = {
@@ -50,11 +51,19 @@ def compile_template(template: str | None) -> re.Pattern | None:
 
 
 def from_name(template: re.Pattern, names: list[str]) -> list[tuple[str, str]] | None:
-    """The template's fields of the first name it matches whole; None when none matches."""
-    for name in names:
-        match = template.match(name)
-        if match:
-            return list(match.groupdict().items())
+    """The template's fields of the first name it matches whole; None when none matches.
+    Matched by DuckDB's RE2, in time linear in the name: with Python's backtracking engine
+    twelve lazy fields against a name of 120 dashes ran for minutes."""
+    import duckdb
+
+    fields = group_names(template)
+    with duckdb.connect() as con:
+        for name in names:
+            (found,) = con.execute(
+                "SELECT CASE WHEN regexp_matches($name, $p) THEN regexp_extract($name, $p, $f) END",
+                {"name": name, "p": template.pattern, "f": fields}).fetchone()
+            if found is not None:
+                return list(found.items())
     return None
 
 

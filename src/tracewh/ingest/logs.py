@@ -79,8 +79,9 @@ def decode(path: Path, user: re.Pattern | None = None) -> DecodedLog:
     unparsed: list[int] = []
     not_finite: list[int] = []  # nan, inf, 1e309: no time a timer can take
     cut = None
-    for number, line in enumerate(lines, start=1):
-        found = _read_line(line, user)
+    user_hits = _user_hits(lines, user) if user is not None else [None] * len(lines)
+    for number, (line, hit) in enumerate(zip(lines, user_hits), start=1):
+        found = _read_line(line, hit)
         if found is None:
             continue
         if truncated and number == len(lines):
@@ -131,15 +132,42 @@ def _lines(numbers: list[int]) -> str:
     return ", ".join(map(str, numbers[:10])) + (", ..." if len(numbers) > 10 else "")
 
 
-def _read_line(line: str, user: re.Pattern | None):
+def _user_hits(lines: list[str], user: re.Pattern) -> list[dict | None]:
+    """Per line, the named groups of the --log-pattern's first match in it (None: no match).
+    Matched by DuckDB's RE2, in time linear in the line whatever the pattern: Python's
+    backtracking engine takes minutes on '(a+)+$' against a line of 34 'a' and cannot be
+    stopped by Ctrl-C."""
+    import duckdb
+
+    names = group_names(user)
+    con = duckdb.connect()
+    try:
+        con.register("_lines", pa.table({"line": lines}))
+        hits = con.execute(
+            "SELECT CASE WHEN regexp_matches(line, $p) THEN regexp_extract(line, $p, $names) END "
+            "FROM _lines", {"p": user.pattern, "names": names}).fetchall()
+    finally:
+        con.close()
+    # RE2 gives '' for a group that took no part in the match; Python's re, None
+    return [None if groups is None else
+            {k: v for k, v in groups.items() if not k.startswith("_") and v != ""}
+            for (groups,) in hits]
+
+
+def group_names(pattern: re.Pattern) -> list[str]:
+    """A name for every capture group in order (RE2 names them by position): the pattern's own,
+    '_N' for an unnamed one."""
+    by_index = {index: name for name, index in pattern.groupindex.items()}
+    return [by_index.get(i, f"_{i}") for i in range(1, pattern.groups + 1)]
+
+
+def _read_line(line: str, user_hit: dict | None):
     """(kind, rank, step, [(name, value)] or None when it does not parse), or None for a line
-    that is no timer, iteration or memory line."""
+    that is no timer, iteration or memory line. `user_hit`: the --log-pattern's groups."""
     rank_match = _RANK.search(line)
     rank = int(rank_match.group(1)) if rank_match else None
-    if user is not None:
-        match = user.search(line)
-        if match:
-            return _read_user(match, rank)
+    if user_hit is not None:
+        return _read_user(user_hit, rank)
     match = _TIMERS.search(line)
     if match:
         return "timer", rank, None, _pieces(match.group(1), normalize=False)
@@ -161,8 +189,13 @@ def compile_pattern(pattern: str | None) -> re.Pattern | None:
         return None
     try:
         compiled = re.compile(pattern)
+        re2_reads(pattern)
     except re.error as exc:
         raise IngestError("--log-pattern", f"not a regular expression: {exc}") from None
+    except ValueError as exc:
+        raise IngestError("--log-pattern", f"{exc}",
+                          "look-around and back-references are not read: lines are matched "
+                          "in linear time") from None
     if not set(compiled.groupindex) - {"rank", "step", "ts"}:
         raise IngestError("--log-pattern", "no named group to read a timer from",
                           "name them, e.g. 'fwd=(?P<fwd>[0-9.]+)' or "
@@ -170,8 +203,19 @@ def compile_pattern(pattern: str | None) -> re.Pattern | None:
     return compiled
 
 
-def _read_user(match: re.Match, rank: int | None):
-    groups = {k: v for k, v in match.groupdict().items() if v is not None}
+def re2_reads(pattern: str) -> None:
+    """ValueError when DuckDB's RE2 (no backtracking) cannot read `pattern`."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        try:
+            con.execute("SELECT regexp_matches('', ?)", [pattern])
+        except duckdb.Error as exc:
+            raise ValueError(f"not a regular expression RE2 reads: "
+                             f"{str(exc).splitlines()[0].split(': ', 1)[-1]}") from None
+
+
+def _read_user(groups: dict, rank: int | None):
     try:
         rank = int(groups["rank"]) if "rank" in groups else rank
         step = int(groups["step"]) if "step" in groups else None
