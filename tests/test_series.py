@@ -143,3 +143,47 @@ def test_workload_card_names_the_run_and_fills_runs(tmp_path):
                       "metadata->>'$.workload_card.workload.model.model_family', "
                       "metadata->>'$.distributedInfo.world_size' FROM runs").fetchall()
     assert row == [("llama_dp4", "Llama 8B, 4 GPUs", 32, 4096, 4, "llama", "4")]
+
+
+def test_stamps_that_carry_their_zone_keep_it(db_path, tmp_path):
+    """An offset, Z, or a zone name after the clock time is the stamp's own zone (it used to be
+    dropped: samples 2 h and 4 h late, with a warning that the stamps had no zone)."""
+    csv = tmp_path / "zoned.csv"
+    csv.write_text("timestamp, index, memory.used [MiB]\n"
+                   "2023-09-08T01:10:00+02:00, 0, 100 MiB\n"
+                   "2023-09-07 19:10:01 EDT, 0, 200 MiB\n"
+                   "2023-09-07 23:10:02Z, 0, 300 MiB\n"
+                   "2023-09-08 00:10:03 +0100, 0, 400 MiB\n")
+    result = ingest(db_path, "--series", str(csv), "--run", "job")
+    assert result.exit_code == 0, result.stderr
+    t0 = 1_694_128_200_000_000_000  # 2023-09-07T23:10:00Z
+    assert [(ts, value) for _, _, ts, _, value in samples(db_path)] == [
+        (t0, 100.0), (t0 + 1_000_000_000, 200.0), (t0 + 2_000_000_000, 300.0),
+        (t0 + 3_000_000_000, 400.0)]
+    assert "without a zone" not in result.stderr
+
+
+def test_what_a_series_should_not_hold_is_said(db_path, tmp_path):
+    """Unknown zones, stamps before 1970, values that are no finite number, a device that is no
+    number, stamps out of order and repeated samples: each counted in one warning."""
+    csv = tmp_path / "odd.csv"
+    csv.write_text("time, gpu, util\n"
+                   "1694128200.0, 0, 10\n"
+                   "1694128199.0, 0, 20\n"       # earlier than the row before it
+                   "1694128199.0, 0, 20\n"       # the same sample again
+                   "-5, 0, 30\n"                 # before 1970
+                   "1694128201.0, 0, 1e400 %\n"  # no finite number
+                   "1694128202.0, x, 50\n")      # no device number
+    result = ingest(db_path, "--series", str(csv), "--run", "job")
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    (said,) = con.execute("SELECT warnings FROM sources").fetchone()
+    rows = con.execute("SELECT device_id, value FROM samples ORDER BY ts_ns, value").fetchall()
+    con.close()
+    assert said.split("; ") == [
+        "1 row(s) stamped before 1970: not stored",
+        "1 value(s) that are no finite number (1e400, inf): not stored",
+        "1 stamp(s) earlier than the row before them on their device: stored in time order",
+        "1 sample(s) repeat an earlier one's device, measure and time: stored as written",
+        "device column 'gpu' holds x, no device number: those samples have no device"]
+    assert rows == [(0, 20.0), (0, 20.0), (0, 10.0), (None, 50.0)]

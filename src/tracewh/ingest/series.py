@@ -89,7 +89,36 @@ def load(con, path: Path, found: SeriesLayout, run_id: str, file_id: int, host: 
     if first[0][0] is None:
         raise IngestError(path, f"no samples: column {found.time_column!r} holds no time "
                           f"readable as {found.time_unit}", "set --series-time-unit")
-    warnings = []
-    if found.time_unit == "text" and found.tz_offset_ns == 0:
-        warnings.append("time stamps without a zone taken as UTC (--series-tz to say otherwise)")
-    return SourceFacts("series-csv", None, None, True, first[0][0], host, warnings)
+    cursor = con.execute((sql_dir() / "ingest" / "series_faults.sql").read_text())
+    faults = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+    return SourceFacts("series-csv", None, None, True, first[0][0], host,
+                       _warnings(faults, found))
+
+
+def _warnings(faults: dict, found: SeriesLayout) -> list[str]:
+    """What series_faults.sql counted, said in words."""
+    said = []
+    if faults["unknown_zone_rows"]:
+        said.append(f"{faults['unknown_zone_rows']} row(s) stamped in a zone not known here "
+                    f"({faults['unknown_zones']}): not stored; write the stamps with an offset "
+                    "such as +02:00")
+    if faults["before_1970_rows"]:
+        said.append(f"{faults['before_1970_rows']} row(s) stamped before 1970: not stored")
+    if faults["unreadable_time_rows"]:
+        said.append(f"{faults['unreadable_time_rows']} row(s) whose time is not readable as "
+                    f"{found.time_unit}: not stored")
+    if faults["not_finite_values"]:
+        said.append(f"{faults['not_finite_values']} value(s) that are no finite number "
+                    "(1e400, inf): not stored")
+    if faults["out_of_order"]:
+        said.append(f"{faults['out_of_order']} stamp(s) earlier than the row before them on "
+                    "their device: stored in time order")
+    if faults["repeated"]:
+        said.append(f"{faults['repeated']} sample(s) repeat an earlier one's device, measure "
+                    "and time: stored as written")
+    if faults["bad_devices"]:
+        said.append(f"device column {found.device_column!r} holds {faults['bad_devices']}, no "
+                    "device number: those samples have no device")
+    if found.time_unit == "text" and found.tz_offset_ns == 0 and not faults["zoned_rows"]:
+        said.append("time stamps without a zone taken as UTC (--series-tz to say otherwise)")
+    return said
