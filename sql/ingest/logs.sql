@@ -1,4 +1,4 @@
--- The decoded lines of a training log (Arrow table _log_lines, registered by
+-- The decoded lines of a training log (temp table _log_lines of the cursor that decoded it, filled by
 -- src/tracewh/ingest/logs.py: one row per number) -> store.log_values. Variables: run_id, file_id.
 INSERT INTO store.log_values BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('file_id') AS file_id,

@@ -241,7 +241,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
             prepared.info = series.layout(candidate.path, options.get("time_column"),
                                           options.get("time_unit"), options.get("tz"))
         elif candidate.format == TRAINING_LOG:
-            prepared.info = logs.decode(candidate.path, options.get("log_pattern"))
+            prepared.info = logs.decode(prepared.cursor, candidate.path, options.get("log_pattern"))
         elif candidate.format == KINETO_JSON:
             prepared.info = kineto.prepare(prepared.cursor, source_path, candidate.run_id)
         else:

@@ -27,11 +27,18 @@ _PIECE = re.compile(rf"^\s*([^\s:=|][^:=|]*?)\s*[:=]\s*({_NUMBER})\s*$", re.I)
 _SPECIAL_GROUPS = {"rank", "step", "ts", "name", "ms"}
 
 
+_CHUNK_LINES = 65_536          # lines decoded between two appends to the temp table
+_HEAD_BYTES = 4 << 20          # the log's start kept as text: Megatron prints its arguments there
+_SCHEMA = pa.schema([("line_no", pa.int32()), ("line_rank", pa.int32()), ("ts_ns", pa.int64()),
+                     ("kind", pa.string()), ("step", pa.int32()), ("name", pa.string()),
+                     ("value", pa.float64())])
+
+
 @dataclass
 class DecodedLog:
-    table: pa.Table
+    rows: int                  # in temp table _log_lines of the cursor that decoded the log
     warnings: list[str] = field(default_factory=list)
-    text: str = ""  # the whole log, for a Megatron arguments block
+    text: str = ""             # the log's first _HEAD_BYTES, for a Megatron arguments block
 
 
 def _key(name: str) -> str:
@@ -62,70 +69,110 @@ def _stamp_ns(line: str) -> int | None:
     return int(when.timestamp()) * 1_000_000_000 + int(fraction or 0)
 
 
-def decode(path: Path, user: re.Pattern | None = None) -> DecodedLog:
-    """Every timer, iteration and memory number of the log at `path`, one row each; `user`: a
-    --log-pattern (compile_pattern), tried first on every line."""
+def decode(con, path: Path, user: re.Pattern | None = None) -> DecodedLog:
+    """Every timer, iteration and memory number of the log at `path`, one row each, appended to
+    temp table _log_lines of `con` (a cursor of the file's own) a chunk of lines at a time, so
+    that memory stays bounded whatever the log's size; `user`: a --log-pattern
+    (compile_pattern), tried first on every line."""
+    con.register("_log_schema", _SCHEMA.empty_table())
+    con.execute("CREATE OR REPLACE TEMP TABLE _log_lines AS FROM _log_schema")
+    con.unregister("_log_schema")
+    state = _Reading()
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            chunk: list[bytes] = []
+            for raw in handle:
+                chunk.append(raw)
+                if len(chunk) == _CHUNK_LINES:
+                    _read_chunk(con, chunk, user, state)
+                    chunk = []
+            _read_chunk(con, chunk, user, state)
     except OSError as exc:
         raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    text = raw.decode("utf-8", errors="replace")
-    invalid_utf8 = text.count("\ufffd") - raw.count("\ufffd".encode())
-    lines = text.split("\n")
-    truncated = bool(lines) and lines[-1] != ""  # no newline after the last line: cut short?
-    rows: dict[str, list] = {c: [] for c in ("line_no", "line_rank", "ts_ns", "kind", "step",
-                                             "name", "value")}
-    seen: Counter = Counter()  # (rank, timer) -> lines so far: the timer's step
-    unparsed: list[int] = []
-    not_finite: list[int] = []  # nan, inf, 1e309: no time a timer can take
-    cut = None
-    user_hits = _user_hits(lines, user) if user is not None else [None] * len(lines)
-    for number, (line, hit) in enumerate(zip(lines, user_hits), start=1):
-        found = _read_line(line, hit)
-        if found is None:
-            continue
-        if truncated and number == len(lines):
-            cut = number  # a cut line's last number may be cut too: not stored
-            continue
-        kind, rank, step, values = found
-        if values is None:
-            unparsed.append(number)
-            continue
-        stamp = _stamp_ns(line)
-        if not all(math.isfinite(value) for _, value in values):
-            not_finite.append(number)
-        for name, value in values:
-            if kind == "timer":
-                seen[rank, name] += 1  # the line is a step even where its value is not kept
-            if not math.isfinite(value):
-                continue
-            rows["line_no"].append(number)
-            rows["line_rank"].append(rank)
-            rows["ts_ns"].append(stamp)
-            rows["kind"].append(kind)
-            rows["step"].append(seen[rank, name] if kind == "timer" and step is None else step)
-            rows["name"].append(name)
-            rows["value"].append(value)
-    if not rows["name"]:
+    if not state.rows:
         raise IngestError(path, "no timer line: not a training log tracewh reads",
                           "expected DeepSpeed 'time (ms) | ...' or Megatron 'iteration N/M | ...' "
                           "lines; give other formats with --log-pattern")
-    warnings = []
-    if unparsed:
-        warnings.append(f"{len(unparsed)} timer line(s) not parsed (line {_lines(unparsed)})")
-    if not_finite:
-        warnings.append(f"{len(not_finite)} line(s) with a value that is no finite number "
-                        f"(nan, inf, 1e309): those values not stored (line {_lines(not_finite)})")
-    if invalid_utf8:
-        warnings.append(f"invalid UTF-8 replaced ({invalid_utf8} byte sequence(s))")
-    if cut:
-        warnings.append(f"last line ({cut}) cut short: not stored")
-    if any(s is not None for s in rows["ts_ns"]):
-        warnings.append("log time stamps carry no zone: taken as UTC")
-    schema = pa.schema([("line_no", pa.int32()), ("line_rank", pa.int32()), ("ts_ns", pa.int64()),
-                        ("kind", pa.string()), ("step", pa.int32()), ("name", pa.string()),
-                        ("value", pa.float64())])
-    return DecodedLog(pa.table(rows, schema=schema), warnings, text)
+    return DecodedLog(state.rows, state.warnings(), "".join(state.head))
+
+
+@dataclass
+class _Reading:
+    """What decode knows between chunks."""
+    line_no: int = 0
+    rows: int = 0
+    head: list[str] = field(default_factory=list)
+    head_bytes: int = 0
+    seen: Counter = field(default_factory=Counter)  # (rank, timer) -> lines so far: its step
+    unparsed: list[int] = field(default_factory=list)
+    not_finite: list[int] = field(default_factory=list)  # nan, inf, 1e309: no time a timer takes
+    invalid_utf8: int = 0
+    cut: int | None = None
+    stamped: bool = False
+
+    def warnings(self) -> list[str]:
+        said = []
+        if self.unparsed:
+            said.append(f"{len(self.unparsed)} timer line(s) not parsed (line {_lines(self.unparsed)})")
+        if self.not_finite:
+            said.append(f"{len(self.not_finite)} line(s) with a value that is no finite number "
+                        f"(nan, inf, 1e309): those values not stored (line {_lines(self.not_finite)})")
+        if self.invalid_utf8:
+            said.append(f"invalid UTF-8 replaced ({self.invalid_utf8} byte sequence(s))")
+        if self.cut:
+            said.append(f"last line ({self.cut}) cut short: not stored")
+        if self.stamped:
+            said.append("log time stamps carry no zone: taken as UTC")
+        return said
+
+
+def _read_chunk(con, chunk: list[bytes], user: re.Pattern | None, state: _Reading) -> None:
+    """Decode `chunk` (raw lines, each with its newline but the file's last) into _log_lines."""
+    lines = []
+    for raw in chunk:
+        line = raw.decode("utf-8", errors="replace")
+        state.invalid_utf8 += line.count("\ufffd") - raw.count("\ufffd".encode())
+        if state.head_bytes < _HEAD_BYTES:
+            state.head.append(line)
+            state.head_bytes += len(raw)
+        lines.append(line.rstrip("\n").removesuffix("\r") if line.endswith("\n") else line)
+    rows: dict[str, list] = {name: [] for name in _SCHEMA.names}
+    user_hits = _user_hits(lines, user) if user is not None else [None] * len(lines)
+    for raw, line, hit in zip(chunk, lines, user_hits):
+        state.line_no += 1
+        found = _read_line(line, hit)
+        if found is None:
+            continue
+        if not raw.endswith(b"\n"):
+            state.cut = state.line_no  # a cut line's last number may be cut too: not stored
+            continue
+        kind, rank, step, values = found
+        if values is None:
+            state.unparsed.append(state.line_no)
+            continue
+        stamp = _stamp_ns(line)
+        state.stamped |= stamp is not None
+        if not all(math.isfinite(value) for _, value in values):
+            state.not_finite.append(state.line_no)
+        for name, value in values:
+            if kind == "timer":
+                state.seen[rank, name] += 1  # the line is a step even where its value is not kept
+            if not math.isfinite(value):
+                continue
+            rows["line_no"].append(state.line_no)
+            rows["line_rank"].append(rank)
+            rows["ts_ns"].append(stamp)
+            rows["kind"].append(kind)
+            rows["step"].append(state.seen[rank, name] if kind == "timer" and step is None else step)
+            rows["name"].append(name)
+            rows["value"].append(value)
+    if rows["name"]:
+        con.register("_log_chunk", pa.table(rows, schema=_SCHEMA))
+        try:
+            con.execute("INSERT INTO _log_lines SELECT * FROM _log_chunk")
+        finally:
+            con.unregister("_log_chunk")
+        state.rows += len(rows["name"])
 
 
 def _lines(numbers: list[int]) -> str:
@@ -235,11 +282,7 @@ def load(con, decoded: DecodedLog, run_id: str, file_id: int):
     from .source import SourceFacts
 
     set_variables(con, run_id=run_id, file_id=file_id)
-    con.register("_log_lines", decoded.table)
-    try:
-        con.execute((sql_dir() / "ingest" / "logs.sql").read_text())
-    finally:
-        con.unregister("_log_lines")
-    stamps = [s for s in decoded.table.column("ts_ns").to_pylist() if s is not None]
-    return SourceFacts("training-log", None, None, True, min(stamps) if stamps else None, None,
-                       decoded.warnings)
+    con.execute((sql_dir() / "ingest" / "logs.sql").read_text())
+    (first,) = con.execute("SELECT min(ts_ns) FROM _log_lines").fetchone()
+    con.execute("DROP TABLE _log_lines")
+    return SourceFacts("training-log", None, None, True, first, None, decoded.warnings)
