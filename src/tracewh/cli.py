@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
 
 from . import __version__, cliparams
-from .errors import TracewhError, storage_fault
+from .errors import StorageFault, TracewhError, storage_fault
 from .output import Format, Rows, Units, chosen_format, printable, write
 
 INTERRUPTED = "interrupted (Ctrl-C); nothing more was done"
@@ -313,6 +313,13 @@ def ingest(
                              "tz": series_tz, "host": series_host},
                          logs=log, log_options=log_options, on_file=on_file, on_start=on_start,
                          on_note=on_note)
+    except StorageFault as exc:  # the final checkpoint failed: what was stored is in the WAL
+        try:
+            con.close()
+        except duckdb.Error:
+            pass  # the fault invalidated the connection
+        _summarize(results, time.perf_counter() - started, quiet)
+        _fail(str(exc))
     except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
         # Ctrl-C inside a DuckDB statement comes back as RuntimeError('Query interrupted')
         if isinstance(exc, RuntimeError) and "interrupted" not in str(exc).lower():

@@ -17,7 +17,7 @@ from typing import Callable
 import duckdb
 
 from .. import op_shapes
-from ..errors import IngestError, TracewhError
+from ..errors import IngestError, StorageFault, TracewhError
 from ..resources import sql_dir
 from ..sqlscript import insert_rows, run_script, set_variables
 from ..warehouse import cursor, first_row, utc_now
@@ -124,18 +124,29 @@ def ingest_paths(
                            {**(series_options or {}), **(log_options or {})}, on_file)
         con.execute(f"SET threads = {threads}")  # the checkpoint uses every thread
         if not any(r.status == "replaced" for r in results):
-            _checkpoint(con)
+            _checkpoint(con, said=any(r.storage_fault for r in results))
     finally:
         con.execute(f"SET threads = {threads}")
         con.execute(f"SET max_vacuum_tasks = {vacuum_tasks}")
     return results
 
 
-def _checkpoint(con: duckdb.DuckDBPyConnection) -> None:
+def _checkpoint(con: duckdb.DuckDBPyConnection, said: bool) -> None:
+    """The write-ahead log moved into the file. A storage fault here loses nothing (every file
+    is committed in the log, which DuckDB replays at the next open) but ends the connection: it
+    is said once, as such (StorageFault), unless a file's write already said it (`said`)."""
+    path = warehouse_path(con)
     try:
         con.execute("CHECKPOINT")
-    except duckdb.Error:
-        pass  # another transaction is open: the checkpoint happens at close instead
+    except duckdb.Error as exc:
+        fault = storage_fault(exc)
+        if fault is None or said:
+            return  # another transaction is open: the checkpoint happens at close instead
+        raise StorageFault(
+            f"{path}: cannot checkpoint: {fault[0]} - nothing is lost: every file ingested is "
+            f"committed in its write-ahead log ({Path(path).name}.wal), which is replayed when "
+            "it is next opened, so every command reads it; free space there, and the next "
+            "ingest into it finishes the checkpoint") from None
 
 
 # Small nsys exports (nsys.SMALL_FILE_BYTES) decoded one after another are written together: one
