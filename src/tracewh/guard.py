@@ -160,18 +160,28 @@ def _check_tree(sql: str, tree: exp.Expression, relations: set[str], macros: set
     node = forbidden_node(tree)
     if node is not None:
         raise QueryRefused(f"refused: {why_refused(node)} - {_HINT}")
-    for function in tree.find_all(exp.Func):
-        if _function_name(function) in FILE_OR_SQL_FUNCTIONS:
-            _refuse_function(_function_name(function))
+    function = refused_function(tree, SAFE_TABLE_FUNCTIONS | macros)
+    if function is not None:
+        _refuse_function(function_name(function))
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
         _check_table(table, relations, macros, ctes)
+
+
+def refused_function(tree: exp.Expression, table_functions: set[str]) -> exp.Func | None:
+    """The first call in `tree` of a function that reads files, settings or other SQL, as a value
+    or as a table, or of a table function in LATERAL that is not one of `table_functions`; else
+    None. The one rule for `tracewh sql` and for metric files."""
+    for function in tree.find_all(exp.Func):
+        if function_name(function) in FILE_OR_SQL_FUNCTIONS:
+            return function
     for lateral in tree.find_all(exp.Lateral):  # LATERAL f(...) is a table function too
-        if isinstance(lateral.this, exp.Func):
-            _check_table_function(lateral.this, macros)
+        if isinstance(lateral.this, exp.Func) and function_name(lateral.this) not in table_functions:
+            return lateral.this
+    return None
 
 
-def _function_name(function: exp.Func) -> str:
+def function_name(function: exp.Func) -> str:
     return (function.name if isinstance(function, exp.Anonymous) else function.sql_name()).lower()
 
 
@@ -181,7 +191,7 @@ def _refuse_function(name: str):
 
 
 def _check_table_function(function: exp.Func, macros: set[str]) -> None:
-    name = _function_name(function)
+    name = function_name(function)
     if name not in SAFE_TABLE_FUNCTIONS and name not in macros:
         _refuse_function(name)
 

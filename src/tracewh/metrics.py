@@ -215,7 +215,12 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
     if not body.strip():
         raise MetricError(f"{path}:{body_line}: no query after the header")
     if check:
-        _check_query(path, text, body_line, {p.name for p in params}, params_line)
+        try:
+            _check_query(path, text, body_line, {p.name for p in params}, params_line)
+        except RecursionError:  # sqlglot parses and walks nesting recursively
+            raise MetricError(f"{path}:{body_line}: nested too deeply to check - a metric is one "
+                              "read-only SELECT over the views, with fewer levels of parentheses "
+                              "or subqueries") from None
         from .sqlmodules import check_uses, load_modules
 
         wrong_uses = check_uses(path, text, load_modules(_sql_root_of(path)))
@@ -263,6 +268,7 @@ def _check_query(path: Path, text: str, body_line: int, declared: set[str], para
 
     # statements and expressions a read-only query never contains (shared with `tracewh sql`)
     from .guard import FORBIDDEN_NODES as _FORBIDDEN
+    from .guard import function_name, refused_function
     from .warehouse import public_view_names
 
     try:
@@ -285,6 +291,10 @@ def _check_query(path: Path, text: str, body_line: int, declared: set[str], para
                               f"it may not contain {node.key.upper()}")
 
     public = {name.lower() for name in public_view_names()}
+    function = refused_function(query, public)  # the rule of `tracewh sql`, LATERAL included
+    if function is not None:
+        raise MetricError(f"{path}:{_line_of(function, text, body_line)}: reads table function "
+                          f"{function_name(function)}(); a metric reads only the public views")
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
         _check_table(path, text, body_line, table, public, ctes)
