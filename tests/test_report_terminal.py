@@ -9,6 +9,7 @@ import pytest
 
 import tracewh
 from tracewh import report as rep
+from tracewh.session import Session
 
 
 def test_left_out_figures_are_one_line_per_figure_and_reason():
@@ -33,15 +34,25 @@ def test_left_out_figures_are_one_line_per_figure_and_reason():
     ]
 
 
+class _NoRows:
+    """A session that answers every metric with no rows: what matters is what it is asked."""
+
+    def query(self, metric, params):
+        import pyarrow as pa
+
+        return pa.table({})
+
+
 def test_report_params_reach_the_metrics_that_take_them():
     con = tracewh.connect(":memory:")
-    metrics = rep._Metrics(con, {"phases": "## backward ##", "run": "ignored"})
+    metrics = rep._Metrics(_NoRows(), {"phases": "## backward ##", "run": "ignored"})
     _, use = metrics.run("nvtx_phases", run="job")
     assert use.params == {"run": "job", "phases": "## backward ##"}
     _, use = metrics.run("comm_comp_overlap", run="job")  # declares no phases
     assert use.params == {"run": "job"}
     with pytest.raises(rep.ReportError, match="--param nosuch: no metric of the report takes it"):
-        rep.build_report(con, Path("/nonexistent-never-made"), params={"nosuch": "1"})
+        rep.build_report(Session.over(con), Path("/nonexistent-never-made"),
+                         params={"nosuch": "1"})
     con.close()
 
 

@@ -5,7 +5,7 @@
    changes settings; it reads only relations of the warehouse (its views, its `store` tables, its
    CTEs) and a short list of harmless table functions, never files (`read_csv(...)`,
    `FROM 'file.csv'`, `glob(...)`, `query('...')`).
-2. After the runner has bound its own variables, `lock_down` turns DuckDB's own guards on for the
+2. After the runner has bound its own variables, `session.lock_down` turns DuckDB's own guards on for the
    connection's database: `enable_external_access = false` (no file, network, ATTACH, COPY,
    INSTALL) and `lock_configuration = true` (no SET, RESET or PRAGMA of a setting). The connection
    is read-only already, so nothing can be written. `SET VARIABLE` still works after the lock (the
@@ -213,21 +213,3 @@ def warehouse_relations(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[s
         "SELECT DISTINCT function_name FROM duckdb_functions() "
         "WHERE function_type = 'table_macro'").fetchall()}
     return relations, macros
-
-
-def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -> None:
-    """DuckDB's own guards for a query connection: no file or network access, settings frozen,
-    and with `memory_limit` a bound of its own (a read-only connection otherwise keeps DuckDB's
-    default, 80% of the machine's memory).
-
-    Applies to the connection's whole database instance and cannot be undone, so call it on a
-    connection made for one query and close it afterwards.
-    """
-    if memory_limit is not None:
-        try:
-            con.execute("SET memory_limit = ?", [memory_limit])
-        except duckdb.Error as exc:
-            raise TracewhError(f"--memory-limit {memory_limit!r}: {str(exc).splitlines()[0]}"
-                               ) from None
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")

@@ -1,6 +1,6 @@
 """`tracewh report`: one offline HTML page of figures, each drawn from a metric's result.
 
-Every number on a figure comes from `run_metric` (sql/metrics/*.sql). Python only lays the
+Every number on a figure comes from a metric (sql/metrics/*.sql) run by `Session.query`. Python only lays the
 returned rows out: it picks columns, orders bars, converts ns to ms for the axis and stacks
 bars; it never aggregates, joins or derives a metric of its own. The page lists which metric
 (and version, and parameters) each figure came from.
@@ -56,7 +56,7 @@ from typing import Callable, Iterable
 from . import __version__
 from .atomic import written_whole
 from .errors import StorageFault, TracewhError, storage_fault
-from .metrics import MetricError, find_metric, list_metrics, run_metric
+from .metrics import find_metric, list_metrics
 from .warehouse import query_arrow
 
 FORMATS = ("png", "svg", "eps")
@@ -187,10 +187,10 @@ def parse_formats(text: str) -> tuple[str, ...]:
 # --- running metrics ------------------------------------------------------------------------
 
 class _Metrics:
-    """run_metric with its provenance; metric files are loaded once."""
+    """Session.query with its provenance; metric files are loaded once."""
 
-    def __init__(self, con, given: dict[str, str] | None = None):
-        self.con = con
+    def __init__(self, session, given: dict[str, str] | None = None):
+        self.session = session
         self._loaded: dict[str, object] = {}
         # --param NAME=VALUE: to every metric declaring NAME, over the figure's own value
         # (run and rank stay the figure's: --run chooses the runs)
@@ -203,7 +203,7 @@ class _Metrics:
         declared = {p.name for p in metric.params}
         params = {**params, **{k: v for k, v in self.given.items() if k in declared}}
         params = {k: v for k, v in params.items() if v is not None}
-        rows = run_metric(self.con, metric, params).to_pylist()
+        rows = self.session.query(metric, params).to_pylist()
         return rows, MetricUse(metric.name, metric.version, params)
 
 
@@ -211,7 +211,7 @@ def _rows(ctx: "_Context", item: Item, name: str, **params) -> list[dict]:
     """Run a metric for `item`, recording it; a metric that cannot run leaves the figure out."""
     try:
         rows, use = ctx.metrics.run(name, **params)
-    except MetricError as exc:
+    except TracewhError as exc:  # a broken metric, or a --param this warehouse cannot answer
         raise Skip(f"metric {name} unavailable: {exc}") from None
     item.uses.append(use)
     return rows
@@ -1215,14 +1215,15 @@ def _metadata(fmt: str) -> dict:
     return {"Creator": creator}
 
 
-def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
+def build_report(session, out: str | Path, runs: Iterable[str] | None = None,
                  size: tuple[float, float] = DEFAULT_SIZE,
                  formats: Iterable[str] = DEFAULT_FORMATS, dpi: int = DEFAULT_DPI,
                  second_axis: str = "auto", db_label: str = "",
                  on_item: Callable[[Item], None] | None = None,
                  params: dict[str, str] | None = None) -> Report:
-    """Draw every figure from metric results into `out` and write `out/index.html`; `params`
-    go to every metric that declares them (phases, step_pattern, runs, ...)."""
+    """Draw every figure from the metrics `session` (session.Session) runs into `out` and write
+    `out/index.html`; `params` go to every metric that declares them (phases, step_pattern,
+    runs, ...)."""
     import matplotlib
 
     started = time.perf_counter()
@@ -1243,22 +1244,18 @@ def build_report(con, out: str | Path, runs: Iterable[str] | None = None,
         raise (storage_fault(exc, "create the report folder", out)
                or ReportError(f"{out}: cannot create the report folder: {exc.strerror}")) from None
 
-    inventory = _inventory(con)
-    known = [r["run_id"] for r in inventory["runs"]]
     asked_for_two = bool(runs) and len(dict.fromkeys(runs)) == 2
     if runs:
         runs = list(dict.fromkeys(runs))
-        missing = [r for r in runs if r not in known]
-        if missing:
-            raise ReportError(f"no run {missing[0]!r} in the warehouse - see 'tracewh runs' "
-                              f"(runs: {', '.join(known) or 'none'})")
+        session.check_runs(runs)
     else:
-        runs = known
-    ctx = _Context(_Metrics(con, params), options, runs)
+        runs = session.runs()
+    inventory = _inventory(session.con)
+    ctx = _Context(_Metrics(session, params), options, runs)
 
     items: list[Item] = []
     with matplotlib.rc_context(_RC):
-        plan = ((_plan(runs, _series_to_draw(con, runs)) if runs else [])
+        plan = ((_plan(runs, _series_to_draw(session.con, runs)) if runs else [])
                 + (_diff_plan(*runs) if asked_for_two else []))
         for section, key, title, run, draw in plan:
             item = Item(key=key, title=title, section=section, run_id=run)
