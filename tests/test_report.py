@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 import tracewh
 from tracewh.cli import app
 from tracewh.metrics import MetricError, find_metric, run_metric
+from tracewh.session import Session
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_TRACES = REPO / "sample_db" / "traces"
@@ -44,7 +45,7 @@ FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "sca
                  "iteration_time": "iteration_time", "phases": "nvtx_phases",
                  "memory": "memory_by_phase", "memory_timeline": "memory_timeline",
                  "memory_free": "memory_by_phase", "traffic": "traffic_distribution",
-                 "roofline": "op_efficiency", "tflops_runs": "scaling", "host": "host_breakdown"}
+                 "roofline": "roofline", "tflops_runs": "scaling", "host": "host_breakdown"}
 
 
 def cli(*args: str):
@@ -177,7 +178,7 @@ def test_memory_by_phase_figure_from_samples(sample_db, tmp_path):
     ingest(db, extra=("--series", str(series), "--run", "ddp_4ranks"))
     con = tracewh.connect(db, read_only=True)
     try:
-        ctx = rep._Context(rep._Metrics(con), rep.Options((4, 2.5), ("png", "svg"), 80),
+        ctx = rep._Context(rep._Metrics(Session.over(con)), rep.Options((4, 2.5), ("png", "svg"), 80),
                            ["ddp_4ranks"])
         item = rep.Item("memory_ddp_4ranks", "memory", "8")
         fig = rep.fig_memory(ctx, item, "ddp_4ranks")
@@ -193,7 +194,7 @@ def test_memory_by_phase_figure_from_samples(sample_db, tmp_path):
     # no allocator events: the timeline shows the sampled series per phase, the bars its least
     con = tracewh.connect(db, read_only=True)
     try:
-        ctx.metrics = rep._Metrics(con)
+        ctx.metrics = rep._Metrics(Session.over(con))
         rows = [r for r in run_metric(con, find_metric("memory_by_phase"), {"run": "ddp_4ranks"})
                 .to_pylist() if r["min_value"] is not None]
         timeline = rep.Item("memory_timeline_ddp_4ranks", "t", "8")
@@ -221,7 +222,7 @@ def test_memory_figures_from_allocator_events(tmp_path):
     con = tracewh.connect(tmp_path / "wh.duckdb")
     try:
         assert {r.status for r in ingest_paths(con, truth.files, run="mem")} == {"ingested"}
-        ctx = rep._Context(rep._Metrics(con), rep.Options((5, 3), ("png",), 60), ["mem"])
+        ctx = rep._Context(rep._Metrics(Session.over(con)), rep.Options((5, 3), ("png",), 60), ["mem"])
         item = rep.Item("memory_timeline_mem", "t", "8")
         fig = rep.fig_memory_timeline(ctx, item, "mem")
         rep._save(fig, item, tmp_path, ctx.options)

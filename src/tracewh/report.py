@@ -317,11 +317,12 @@ class _Context:
     runs: list[str]
 
 
-def _stacked_parts(ax, labels: list[str], rows: list[dict]) -> None:
-    """Horizontal 100% bars, one per row, stacked in PARTS order; first row on top."""
+def _stacked_parts(ax, labels: list[str], rows: list[dict], parts=PARTS) -> None:
+    """Horizontal 100% bars, one per row, stacked in `parts` order (column, label, colour of
+    the shares); first row on top."""
     positions = list(range(len(rows)))
     left = [0.0] * len(rows)
-    for column, label, colour in PARTS:
+    for column, label, colour in parts:
         values = [_pct(row.get(column)) for row in rows]
         ax.barh(positions, values, left=left, color=colour, label=label, height=0.75,
                 edgecolor="white", linewidth=0.3)
@@ -681,41 +682,30 @@ def fig_phases(ctx: _Context, item: Item, run: str):
 
 
 HOST_PARTS = (
-    ("data_loading_ns", "data loading", "#E69F00"),
-    ("forward_ns", "forward", "#56B4E9"),
-    ("backward_ns", "backward", "#0072B2"),
-    ("optimizer_ns", "optimizer", "#009E73"),
-    ("sync_wait_ns", "sync wait", "#D55E00"),
-    ("os_call_ns", "OS calls", "#CC79A7"),
-    ("launching_ns", "launching", "#F0E442"),
-    ("other_ns", "other", "#D0D0D0"),
+    ("data_loading_pct", "data loading", "#E69F00"),
+    ("forward_pct", "forward", "#56B4E9"),
+    ("backward_pct", "backward", "#0072B2"),
+    ("optimizer_pct", "optimizer", "#009E73"),
+    ("sync_wait_pct", "sync wait", "#D55E00"),
+    ("os_call_pct", "OS calls", "#CC79A7"),
+    ("launching_pct", "launching", "#F0E442"),
+    ("other_pct", "other", "#D0D0D0"),
 )
 
 
 def fig_host_breakdown(ctx: _Context, item: Item, run: str):
     """Per rank, the launching thread's time over the run's steps, by what it did."""
     rows = _rows(ctx, item, "host_breakdown", run=run)
-    if not rows:
+    ranks = [r for r in rows if r["iteration"] is None]  # a rank's steps together
+    if not ranks:
         raise Skip("host_breakdown returned no rows: the run has no iterations")
-    ranks = sorted({r["rank"] for r in rows})
-    totals = {rank: {column: sum(r[column] for r in rows if r["rank"] == rank)
-                     for column, _, _ in HOST_PARTS + (("iteration_ns", "", ""),)} for rank in ranks}
     fig = _figure(ctx.options)
     ax = fig.add_subplot()
-    positions = list(range(len(ranks)))
-    left = [0.0] * len(ranks)
-    for column, label, colour in HOST_PARTS:
-        values = [100.0 * totals[rank][column] / (totals[rank]["iteration_ns"] or 1) for rank in ranks]
-        ax.barh(positions, values, left=left, color=colour, label=label, height=0.75,
-                edgecolor="white", linewidth=0.3)
-        left = [a + b for a, b in zip(left, values)]
-    _thin_ticks(ax, positions, _rank_labels(ranks))
-    ax.invert_yaxis()
-    ax.set_xlim(0, 100)
+    _stacked_parts(ax, _rank_labels([r["rank"] for r in ranks]), ranks, HOST_PARTS)
     ax.set_xlabel("% of the steps' host time")
     ax.set_title(f"{run}: host time per rank (launching thread)")
     _outside_legend(fig, ax, ncols=4)
-    steps = len({r["iteration"] for r in rows})
+    steps = len({r["iteration"] for r in rows if r["iteration"] is not None})
     item.caption = ("Each rank's launching thread (the training loop's) over its "
                     f"{steps} step(s), split by what it did, the first that applies: waiting "
                     "on the GPU, launching, data loading, OS calls, then the optimizer, backward "
@@ -944,25 +934,19 @@ def fig_memory_free(ctx: _Context, item: Item, run: str):
 # --- how close to the hardware: roofline and TFLOP/s (op_efficiency, throughput) ------------
 
 def fig_roofline(ctx: _Context, item: Item, run: str):
-    rows = [r for r in _rows(ctx, item, "op_efficiency", run=run)
-            if r["gflops"] and r["gpu_ns"] and r["bytes"]]
-    if not rows:
-        raise Skip("op_efficiency found no kernel launched by an op with a model and shapes "
+    rows = _rows(ctx, item, "roofline", run=run)
+    families = [r for r in rows if r["family"] is not None]
+    if not families:
+        raise Skip("roofline found no kernel launched by an op with a model and shapes "
                    "(record_shapes=True, Kineto)")
-    families: dict[str, list[float]] = {}  # family -> [FLOPs, bytes, kernel ns]
-    for r in rows:
-        total = families.setdefault(r["family"], [0.0, 0.0, 0.0])
-        total[0] += r["gflops"] * 1e9 * r["instances"]
-        total[1] += r["bytes"] * r["instances"]
-        total[2] += r["gpu_ns"]
+    roofs = [r for r in rows if r["family"] is None and r["peak_tflops"] and r["peak_tbps"]]
     fig = _figure(ctx.options)
     ax = fig.add_subplot()
-    most_ns = max(t[2] for t in families.values())
-    for i, (family, (flops, nbytes, ns)) in enumerate(sorted(families.items())):
-        ax.scatter([flops / nbytes], [flops / ns / 1e3], s=20 + 180 * ns / most_ns,
+    for i, r in enumerate(families):
+        ax.scatter([r["intensity"]], [r["tflops_per_s"]], s=20 + 1.8 * r["gpu_pct"],
                    color=PALETTE[i % len(PALETTE)], marker=MARKERS[i % len(MARKERS)],
-                   label=family, zorder=3)
-    _roofs(ax, rows, [f[0] / f[1] for f in families.values()])
+                   label=r["family"], zorder=3)
+    _roofs(ax, roofs, [r["intensity"] for r in families])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
@@ -970,28 +954,28 @@ def fig_roofline(ctx: _Context, item: Item, run: str):
     ax.set_title(f"{run}: roofline")
     _outside_legend(fig, ax, ncols=4)
     item.caption = ("Each op family of the run (all its shapes and ranks) at its FLOPs per byte "
-                    "moved and its TFLOP/s over its kernels' time; marker area grows with GPU "
-                    "time. Lines: the device's roofs, min(peak, intensity x HBM bandwidth), per "
-                    "data type.")
+                    "moved and its TFLOP/s over its kernels' time; marker area grows with its "
+                    "share of the modelled GPU time. Lines: the device's roofs, min(peak, "
+                    "intensity x HBM bandwidth), per data type.")
     reasons = sorted({r["reason"] for r in rows if r["reason"]})
     if reasons:
         item.notes.append("No roof: " + "; ".join(reasons) + ".")
     return fig
 
 
-def _roofs(ax, rows: list[dict], intensities: list[float]) -> None:
-    """One roof per (device, data type) of the rows: min(peak, intensity x bandwidth)."""
-    roofs = {(r["device"], r["dtype"]): (r["peak_tflops"], r["peak_tbps"]) for r in rows
-             if r["peak_tflops"] and r["peak_tbps"]}
+def _roofs(ax, roofs: list[dict], intensities: list[float]) -> None:
+    """Each roof row of the roofline metric as its two segments: up the bandwidth slope to the
+    ridge, then flat at the peak, across the intensities drawn."""
     if not roofs:
         return
-    low = min(min(intensities), min(p / bw for p, bw in roofs.values())) / 4
-    high = max(max(intensities), max(p / bw for p, bw in roofs.values())) * 4
-    xs = [low * (high / low) ** (i / 64) for i in range(65)]
-    for (device, dtype), (peak, bandwidth) in sorted(roofs.items()):
-        ax.plot(xs, [min(peak, x * bandwidth) for x in xs], color="#555555", linewidth=0.9,
-                linestyle="-" if dtype in ("bf16", "fp16") else "--",
-                label=f"{device} {dtype} roof")
+    ridges = [r["ridge_intensity"] for r in roofs]
+    low, high = min(intensities + ridges) / 4, max(intensities + ridges) * 4
+    for r in roofs:
+        ax.plot([low, r["ridge_intensity"], high],
+                [low * r["peak_tbps"], r["peak_tflops"], r["peak_tflops"]],
+                color="#555555", linewidth=0.9,
+                linestyle="-" if r["dtype"] in ("bf16", "fp16") else "--",
+                label=f"{r['device']} {r['dtype']} roof")
 
 
 def fig_tflops_runs(ctx: _Context, item: Item):
