@@ -9,6 +9,9 @@ import pytest
 
 import tracewh
 from tracewh import report as rep
+from tracewh.report import figures_runs
+from tracewh.report.draw import _RC, _save
+from tracewh.report.model import _Context, _Metrics
 from tracewh.session import Session
 
 
@@ -45,7 +48,7 @@ class _NoRows:
 
 def test_report_params_reach_the_metrics_that_take_them():
     con = tracewh.connect(":memory:")
-    metrics = rep._Metrics(_NoRows(), {"phases": "## backward ##", "run": "ignored"})
+    metrics = _Metrics(_NoRows(), {"phases": "## backward ##", "run": "ignored"})
     _, use = metrics.run("nvtx_phases", run="job")
     assert use.params == {"run": "job", "phases": "## backward ##"}
     _, use = metrics.run("comm_comp_overlap", run="job")  # declares no phases
@@ -77,11 +80,11 @@ class Rows:
 def test_ten_runs_fit_their_figure(tmp_path, draw):
     import matplotlib
 
-    ctx = rep._Context(Rows(scaling_rows(10)), rep.Options(formats=("png",), dpi=100), [])
+    ctx = _Context(Rows(scaling_rows(10)), rep.Options(formats=("png",), dpi=100), [])
     item = rep.Item(draw, draw, "2")
-    with matplotlib.rc_context(rep._RC):  # the report's fonts
-        fig = getattr(rep, draw)(ctx, item)
-        rep._save(fig, item, tmp_path, ctx.options)  # drawn as the PNG is
+    with matplotlib.rc_context(_RC):  # the report's fonts
+        fig = getattr(figures_runs, draw)(ctx, item)
+        _save(fig, item, tmp_path, ctx.options)  # drawn as the PNG is
     box = fig.bbox
     texts = [t for legend in fig.legends for t in legend.get_texts()]
     texts += [label for ax in fig.axes for label in ax.get_yticklabels() if label.get_visible()]

@@ -100,7 +100,8 @@ def test_report_draws_a_series_of_logs(db_path, tmp_path):
     runs = _sweep(tmp_path / "sweep")
     assert invoke("ingest", "-q", "--db", str(db_path), "--log", str(tmp_path / "sweep"),
                   "--name-template", TEMPLATE).exit_code == 0
-    from tracewh.report import Item, Options, _Context, _Metrics, fig_log_phases_series
+    from tracewh.report.figures_steps import fig_log_phases_series
+    from tracewh.report.model import Item, Options, _Context, _Metrics
     from tracewh.session import Session
 
     series_id = series_of_tp(db_path)
