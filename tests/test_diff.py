@@ -374,9 +374,10 @@ def test_report_gains_a_diff_section_when_asked_for_two_runs(pair, tmp_path):
     """(Without --run, a warehouse of two runs gets no diff section: tests/test_report.py's
     sample report.)"""
     from tracewh.report import build_report
+    from tracewh.session import Session
 
     con, _, _ = pair
-    report = build_report(con, tmp_path, runs=["base", "test"], formats=("svg",))
+    report = build_report(Session.over(con), tmp_path, runs=["base", "test"], formats=("svg",))
     figure, table = [i for i in report.items if i.section.startswith("9.")]
     assert (figure.key, table.key) == ("diff", "diff_ops") and figure.files["svg"].exists()
     sentence = rows(con, "breakdown_diff", base="base", test="test")[0]["sentence"]

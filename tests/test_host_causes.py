@@ -44,15 +44,39 @@ def rows(con, metric, **params):
     return run_metric(con, find_metric(metric), params).to_pylist()
 
 
+def steps_of(got):
+    """host_breakdown's rows of one step each (the others are a rank's steps together)."""
+    return [row for row in got if row["iteration"] is not None]
+
+
 def check_host_breakdown(known, got):
-    """Each row equals truth.host_split of its host step, and the parts sum to the step."""
-    assert len(got) == sum(len(steps) for steps in known.iterations.values())
-    for row in got:
+    """Each step's row equals truth.host_split of its host step, and the parts sum to the step;
+    each rank's row (iteration NULL) is the truth summed over its steps; every share is
+    100 x part / iteration_ns."""
+    steps = steps_of(got)
+    assert len(steps) == sum(len(steps) for steps in known.iterations.values())
+    for row in steps:
         n, lo, hi = next(step for step in known.iterations[row["rank"]] if step[0] == row["iteration"])
         assert (row["start_ns"], row["end_ns"]) == (lo, hi)
         want = truth.host_split(known.host[row["rank"]], lo, hi)
         assert {column: row[column] for column in PARTS.values()} == {PARTS[c]: ns for c, ns in want.items()}
         assert sum(row[column] for column in PARTS.values()) == row["iteration_ns"] == hi - lo
+    ranks = {row["rank"]: row for row in got if row["iteration"] is None}
+    assert sorted(ranks) == sorted({row["rank"] for row in steps})
+    for rank, row in ranks.items():
+        mine = [(lo, hi) for n, lo, hi in known.iterations[rank]
+                if any(r["rank"] == rank and r["iteration"] == n for r in steps)]
+        want = {PARTS[c]: 0 for c in PARTS}
+        for lo, hi in mine:
+            for cause, ns in truth.host_split(known.host[rank], lo, hi).items():
+                want[PARTS[cause]] += ns
+        assert {column: row[column] for column in PARTS.values()} == want
+        assert row["iteration_ns"] == sum(hi - lo for lo, hi in mine)
+        assert (row["start_ns"], row["end_ns"]) == (min(lo for lo, _ in mine), max(hi for _, hi in mine))
+    for row in got:
+        for column in PARTS.values():
+            share = row[column.replace("_ns", "_pct")]
+            assert share == pytest.approx(100 * row[column] / row["iteration_ns"], rel=1e-12)
 
 
 def check_gap_causes(known, got, min_ns):
@@ -83,7 +107,7 @@ def test_host_breakdown_equals_the_truth_and_sums_to_the_step(job):
     known, con = job
     got = rows(con, "host_breakdown")
     check_host_breakdown(known, got)
-    for row in got:  # what the job was built to show: every step waits 4 ms for data, checkpoints write
+    for row in steps_of(got):  # what the job was built to show: every step waits 4 ms for data, checkpoints write
         assert row["data_loading_ns"] == 4_000_000
         assert row["os_call_ns"] == (9_025_000 if row["iteration"] % 2 == 0 else 0)
 
@@ -177,7 +201,7 @@ def test_kineto_data_loader_is_data_loading(tmp_path):
                                                                    data_loader_ns=3_000_000))
     con = tracewh.connect(tmp_path / "wh.duckdb")
     assert all(r.status == "ingested" for r in ingest_paths(con, [tmp_path / "traces"], run="k"))
-    for row in rows(con, "host_breakdown"):
+    for row in steps_of(rows(con, "host_breakdown")):
         lo, hi = next((s, e) for n, s, e in known.iterations[row["rank"]] if n == row["iteration"])
         spans = [(s, e) for s, e in known.data_loader[row["rank"]] if lo <= s < hi]
         assert len(spans) == 1 and row["data_loading_ns"] == spans[0][1] - spans[0][0] >= 3_000_000

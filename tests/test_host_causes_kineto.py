@@ -13,7 +13,7 @@ import pytest
 
 from tracewh.generate import truth
 from tracewh.generate.kineto import WEIGHT_BYTES, KinetoJobSpec, generate_kineto_job
-from test_host_causes import check_gap_causes, check_host_breakdown, check_sync_calls, ingested, rows
+from test_host_causes import check_gap_causes, check_host_breakdown, check_sync_calls, ingested, rows, steps_of
 
 SPEC = KinetoJobSpec(world_size=2, iterations=4, layers=3, seed=7, data_loader_ns=3_000_000, sync_stalls=True,
                      python_frames=True, phase_annotations=True, profile_memory=True)
@@ -30,7 +30,7 @@ def test_host_breakdown_equals_the_truth(job):
     known, con = job
     got = rows(con, "host_breakdown")
     check_host_breakdown(known, got)
-    for row in got:  # what the job was built to show: the loader's 3 ms, the annotated phases, no OS calls
+    for row in steps_of(got):  # what the job was built to show: the loader's 3 ms, the annotated phases, no OS calls
         assert row["data_loading_ns"] >= 3_000_000 and row["os_call_ns"] == 0
         assert min(row["forward_ns"], row["backward_ns"], row["optimizer_ns"], row["sync_wait_ns"]) > 0
 

@@ -76,6 +76,37 @@ def test_gemm_flops_bytes_and_tflops_per_shape(job):
     assert mm["tflops_per_s"] == pytest.approx(MM_FLOPS * 5 * LAYERS * ITERATIONS / mm_ns / 1e3, rel=1e-12)
 
 
+def test_roofline_gemm_family_and_roof_from_the_truth(job):
+    """roofline: the GEMM family of the run (both ranks, every shape) summed from the kernels
+    the generator wrote, and the B200 bf16 roof."""
+    con, truth = job
+    rows = _rows(con, "roofline")
+    gemm = next(r for r in rows if r["family"] == "GEMM")
+    kernels = [k for ranks in truth.kernels.values() for k in ranks
+               if k.name[:17] in FLOPS_BY_KERNEL]
+    flops = sum(FLOPS_BY_KERNEL[k.name[:17]] for k in kernels)
+    nbytes = sum(ADDMM_BYTES if FLOPS_BY_KERNEL[k.name[:17]] == ADDMM_FLOPS else MM_BYTES
+                 for k in kernels)
+    gpu_ns = sum(k.end_ns - k.start_ns for k in kernels)
+    assert len(kernels) == 2 * 6 * LAYERS * ITERATIONS  # per rank and layer: addmm and 5 mm
+    assert (gemm["flops"], gemm["bytes"], gemm["gpu_ns"]) == (flops, nbytes, gpu_ns)
+    assert gemm["intensity"] == pytest.approx(flops / nbytes, rel=1e-12)
+    assert gemm["tflops_per_s"] == pytest.approx(flops / gpu_ns / 1e3, rel=1e-12)
+    families = [r for r in rows if r["family"] is not None]
+    assert sum(r["gpu_pct"] for r in families) == pytest.approx(100, rel=1e-12)
+    assert gemm["gpu_pct"] == pytest.approx(100 * gpu_ns / sum(r["gpu_ns"] for r in families))
+    roofs = [r for r in rows if r["family"] is None]
+    assert [(r["device"], r["dtype"], r["peak_tflops"], r["peak_tbps"], r["ridge_intensity"],
+             r["reason"]) for r in roofs] == [("B200", "bf16", B200_BF16, B200_TBPS,
+                                               B200_BF16 / B200_TBPS, None)]
+
+
+def test_roofline_without_a_known_device_says_why(job):
+    con, _ = job
+    roofs = [r for r in _rows(con, "roofline", device="Imaginary GPU 9000") if r["family"] is None]
+    assert roofs and all(r["peak_tflops"] is None and r["reason"] for r in roofs)
+
+
 def test_elementwise_and_reduction_models(job):
     con, _ = job
     rows = {r["name"]: r for r in _rows(con, "op_efficiency", rank=1)}

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 import tracewh
 from tracewh.cli import app
 from tracewh.metrics import MetricError, find_metric, run_metric
+from tracewh.session import Session
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_TRACES = REPO / "sample_db" / "traces"
@@ -44,7 +45,7 @@ FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "sca
                  "iteration_time": "iteration_time", "phases": "nvtx_phases",
                  "memory": "memory_by_phase", "memory_timeline": "memory_timeline",
                  "memory_free": "memory_by_phase", "traffic": "traffic_distribution",
-                 "roofline": "op_efficiency", "tflops_runs": "scaling", "host": "host_breakdown"}
+                 "roofline": "roofline", "tflops_runs": "scaling", "host": "host_breakdown"}
 
 
 def cli(*args: str):
@@ -165,6 +166,7 @@ def test_sample_report_is_self_contained(sample_report):
 
 def test_memory_by_phase_figure_from_samples(sample_db, tmp_path):
     from tracewh import report as rep
+    from tracewh.report import draw, figures_memory, figures_steps, model
 
     db = tmp_path / "with_series.duckdb"
     shutil.copy(sample_db, db)
@@ -177,13 +179,13 @@ def test_memory_by_phase_figure_from_samples(sample_db, tmp_path):
     ingest(db, extra=("--series", str(series), "--run", "ddp_4ranks"))
     con = tracewh.connect(db, read_only=True)
     try:
-        ctx = rep._Context(rep._Metrics(con), rep.Options((4, 2.5), ("png", "svg"), 80),
+        ctx = model._Context(model._Metrics(Session.over(con)), rep.Options((4, 2.5), ("png", "svg"), 80),
                            ["ddp_4ranks"])
         item = rep.Item("memory_ddp_4ranks", "memory", "8")
-        fig = rep.fig_memory(ctx, item, "ddp_4ranks")
-        rep._save(fig, item, tmp_path, ctx.options)
+        fig = figures_memory.fig_memory(ctx, item, "ddp_4ranks")
+        draw._save(fig, item, tmp_path, ctx.options)
         with pytest.raises(rep.Skip, match="no samples"):  # no series beside the other run
-            rep.fig_memory(ctx, rep.Item("m", "m", "8"), "fsdp_4ranks_kineto")
+            figures_memory.fig_memory(ctx, rep.Item("m", "m", "8"), "fsdp_4ranks_kineto")
     finally:
         con.close()
     assert [u.name for u in item.uses] == ["memory_by_phase"]
@@ -193,14 +195,14 @@ def test_memory_by_phase_figure_from_samples(sample_db, tmp_path):
     # no allocator events: the timeline shows the sampled series per phase, the bars its least
     con = tracewh.connect(db, read_only=True)
     try:
-        ctx.metrics = rep._Metrics(con)
+        ctx.metrics = model._Metrics(Session.over(con))
         rows = [r for r in run_metric(con, find_metric("memory_by_phase"), {"run": "ddp_4ranks"})
                 .to_pylist() if r["min_value"] is not None]
         timeline = rep.Item("memory_timeline_ddp_4ranks", "t", "8")
-        fig = rep.fig_memory_timeline(ctx, timeline, "ddp_4ranks")
+        fig = figures_memory.fig_memory_timeline(ctx, timeline, "ddp_4ranks")
         assert "sampled series" in fig.axes[0].get_title() and len(fig.axes) == 1  # rank 0 only
         free = rep.Item("memory_free_ddp_4ranks", "f", "8")
-        fig = rep.fig_memory_free(ctx, free, "ddp_4ranks")
+        fig = figures_memory.fig_memory_free(ctx, free, "ddp_4ranks")
         last = max(r["iteration"] for r in rows)
         bars = [r for r in rows if r["iteration"] == last]
         assert [p.get_width() for p in fig.axes[0].patches] == [r["min_value"] for r in bars]
@@ -214,6 +216,7 @@ def test_memory_figures_from_allocator_events(tmp_path):
     allocated total, marks every step's peak where memory_peaks puts it, and the free-memory
     bars are memory_by_phase's least free memory in the last step's phases."""
     from tracewh import report as rep
+    from tracewh.report import draw, figures_memory, figures_steps, model
     from tracewh.generate.nsys import JobSpec, generate_job
     from tracewh.ingest import ingest_paths
 
@@ -221,16 +224,16 @@ def test_memory_figures_from_allocator_events(tmp_path):
     con = tracewh.connect(tmp_path / "wh.duckdb")
     try:
         assert {r.status for r in ingest_paths(con, truth.files, run="mem")} == {"ingested"}
-        ctx = rep._Context(rep._Metrics(con), rep.Options((5, 3), ("png",), 60), ["mem"])
+        ctx = model._Context(model._Metrics(Session.over(con)), rep.Options((5, 3), ("png",), 60), ["mem"])
         item = rep.Item("memory_timeline_mem", "t", "8")
-        fig = rep.fig_memory_timeline(ctx, item, "mem")
-        rep._save(fig, item, tmp_path, ctx.options)
+        fig = figures_memory.fig_memory_timeline(ctx, item, "mem")
+        draw._save(fig, item, tmp_path, ctx.options)
         peaks = [r for r in run_metric(con, find_metric("memory_peaks"), {"run": "mem"})
                  .to_pylist() if r["device_type"] == "GPU" and r["iteration"] is not None]
         free = [r for r in run_metric(con, find_metric("memory_by_phase"), {"run": "mem"})
                 .to_pylist() if r["iteration"] == 2]
         bars = rep.Item("memory_free_mem", "f", "8")
-        fig_bars = rep.fig_memory_free(ctx, bars, "mem")
+        fig_bars = figures_memory.fig_memory_free(ctx, bars, "mem")
     finally:
         con.close()
     assert [u.name for u in item.uses] == ["memory_timeline", "memory_by_phase", "memory_peaks"]
@@ -282,24 +285,25 @@ class FakeMetrics:
 
 def test_phase_figure_second_axis_and_missing_metric(tmp_path):
     from tracewh import report as rep
+    from tracewh.report import draw, figures_memory, figures_steps, model
 
     phases = [{"run_id": "r", "rank": 0, "iteration": i, "phase": p, "total_ns": n,
                "iteration_ns": 10_000_000} for i in (1, 2) for p, n in
               (("forward", 3_000_000), ("backward", 5_000_000), ("optimizer", 1_000_000))]
     throughput = [{"run_id": "r", "tokens_per_s": 123456.0, "samples_per_s": 60.3, "reason": None}]
-    ctx = rep._Context(FakeMetrics({"nvtx_phases": phases, "throughput": throughput}),
+    ctx = model._Context(FakeMetrics({"nvtx_phases": phases, "throughput": throughput}),
                        rep.Options(formats=("png",), dpi=50), ["r"])
     item = rep.Item("phases_r", "phases", "7")
-    fig = rep.fig_phases(ctx, item, "r")
+    fig = figures_steps.fig_phases(ctx, item, "r")
     assert len(fig.axes) == 2 and fig.axes[1].get_ylabel() == "tokens/s"
     assert [u.name for u in item.uses] == ["nvtx_phases", "throughput"]
-    rep._save(fig, item, tmp_path, ctx.options)
+    draw._save(fig, item, tmp_path, ctx.options)
     assert_size(item.files["png"], rep.DEFAULT_SIZE, 50)
 
     ctx.options.second_axis = "none"
-    assert len(rep.fig_phases(ctx, rep.Item("p", "p", "7"), "r").axes) == 1
+    assert len(figures_steps.fig_phases(ctx, rep.Item("p", "p", "7"), "r").axes) == 1
     with pytest.raises(rep.Skip, match="no samples .metric memory_by_phase unavailable"):
-        rep.fig_memory(ctx, rep.Item("m", "m", "8"), "r")  # the metric file is missing
+        figures_memory.fig_memory(ctx, rep.Item("m", "m", "8"), "r")  # the metric file is missing
 
 
 # --- the real 8-rank DLRM traces ------------------------------------------------------------

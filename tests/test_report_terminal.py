@@ -9,6 +9,10 @@ import pytest
 
 import tracewh
 from tracewh import report as rep
+from tracewh.report import figures_runs
+from tracewh.report.draw import _RC, _save
+from tracewh.report.model import _Context, _Metrics
+from tracewh.session import Session
 
 
 def test_left_out_figures_are_one_line_per_figure_and_reason():
@@ -33,15 +37,25 @@ def test_left_out_figures_are_one_line_per_figure_and_reason():
     ]
 
 
+class _NoRows:
+    """A session that answers every metric with no rows: what matters is what it is asked."""
+
+    def query(self, metric, params):
+        import pyarrow as pa
+
+        return pa.table({})
+
+
 def test_report_params_reach_the_metrics_that_take_them():
     con = tracewh.connect(":memory:")
-    metrics = rep._Metrics(con, {"phases": "## backward ##", "run": "ignored"})
+    metrics = _Metrics(_NoRows(), {"phases": "## backward ##", "run": "ignored"})
     _, use = metrics.run("nvtx_phases", run="job")
     assert use.params == {"run": "job", "phases": "## backward ##"}
     _, use = metrics.run("comm_comp_overlap", run="job")  # declares no phases
     assert use.params == {"run": "job"}
     with pytest.raises(rep.ReportError, match="--param nosuch: no metric of the report takes it"):
-        rep.build_report(con, Path("/nonexistent-never-made"), params={"nosuch": "1"})
+        rep.build_report(Session.over(con), Path("/nonexistent-never-made"),
+                         params={"nosuch": "1"})
     con.close()
 
 
@@ -66,11 +80,11 @@ class Rows:
 def test_ten_runs_fit_their_figure(tmp_path, draw):
     import matplotlib
 
-    ctx = rep._Context(Rows(scaling_rows(10)), rep.Options(formats=("png",), dpi=100), [])
+    ctx = _Context(Rows(scaling_rows(10)), rep.Options(formats=("png",), dpi=100), [])
     item = rep.Item(draw, draw, "2")
-    with matplotlib.rc_context(rep._RC):  # the report's fonts
-        fig = getattr(rep, draw)(ctx, item)
-        rep._save(fig, item, tmp_path, ctx.options)  # drawn as the PNG is
+    with matplotlib.rc_context(_RC):  # the report's fonts
+        fig = getattr(figures_runs, draw)(ctx, item)
+        _save(fig, item, tmp_path, ctx.options)  # drawn as the PNG is
     box = fig.bbox
     texts = [t for legend in fig.legends for t in legend.get_texts()]
     texts += [label for ax in fig.axes for label in ax.get_yticklabels() if label.get_visible()]

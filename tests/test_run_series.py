@@ -100,13 +100,15 @@ def test_report_draws_a_series_of_logs(db_path, tmp_path):
     runs = _sweep(tmp_path / "sweep")
     assert invoke("ingest", "-q", "--db", str(db_path), "--log", str(tmp_path / "sweep"),
                   "--name-template", TEMPLATE).exit_code == 0
-    from tracewh.report import Item, Options, _Context, _Metrics, fig_log_phases_series
+    from tracewh.report.figures_steps import fig_log_phases_series
+    from tracewh.report.model import Item, Options, _Context, _Metrics
+    from tracewh.session import Session
 
     series_id = series_of_tp(db_path)
     con = tracewh.connect(db_path, read_only=True)
     item = Item(key="k", title="t", section="s")
-    fig = fig_log_phases_series(_Context(_Metrics(con), Options((5.0, 3.0), ("png",), 100, "auto"),
-                                         list(runs)), item, series_id)
+    ctx = _Context(_Metrics(Session.over(con)), Options((5.0, 3.0), ("png",), 100, "auto"), list(runs))
+    fig = fig_log_phases_series(ctx, item, series_id)
     members = con.execute("SELECT run_id FROM series WHERE series_id = ? ORDER BY position",
                           [series_id]).fetchall()
     con.close()

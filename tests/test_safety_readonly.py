@@ -16,7 +16,8 @@ import tracewh
 from tracewh import guard, metrics
 from tracewh.cli import app
 from tracewh.generate.nsys import JobSpec, generate_job
-from tracewh.guard import QueryRefused, check_query, lock_down, warehouse_relations
+from tracewh.guard import QueryRefused, check_query, warehouse_relations
+from tracewh.session import lock_down
 
 from test_ingest_rules import table_checksums
 

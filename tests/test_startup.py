@@ -18,7 +18,8 @@ from tracewh import cliparams
 from tracewh.cli import app
 from tracewh.resources import sql_dir
 
-SAMPLE = sql_dir().parent / "sample_db" / "traces"
+ROOT = sql_dir().parent
+SAMPLE = ROOT / "sample_db" / "traces"
 HEAVY = ("pydantic", "sqlglot", "pyarrow", "polars")
 LOADED = """
 import runpy, sys
@@ -92,3 +93,21 @@ def test_plain_values_convert_as_typer_does(tmp_path):
             assert type(ours[1]) is type(theirs[1]), (path, param.name, value)
             compared += 1
     assert compared > 300  # every kind of parameter was tried (about 120 parameters)
+
+
+def test_the_typer_patch_applies_to_the_pinned_typer():
+    """cliparams replaces typer.core.build_runtime_param, a private function: pyproject.toml
+    pins typer to the versions it was tested on, and this fails when the installed typer is
+    outside the pin or no longer builds its parameters through the patched function."""
+    import importlib.metadata
+    import re
+
+    pin = re.search(r'"typer>=([\d.]+),<([\d.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pin, "pyproject.toml no longer pins typer to a range (>=A,<B)"
+    version = tuple(int(p) for p in importlib.metadata.version("typer").split(".")[:3])
+    low, high = (tuple(int(p) for p in bound.split(".")) for bound in pin.groups())
+    assert low <= version < high, f"typer {version} is outside the pin {pin.group(0)}"
+    assert getattr(typer.core.build_runtime_param, "plain", False), \
+        "cliparams.install() did not replace typer.core.build_runtime_param"
+    built = {type(param.get_runtime_param()).__name__ for _, _, param in _parameters()}
+    assert "PlainRuntimeParam" in built, f"typer built {built}, not cliparams' PlainRuntimeParam"

@@ -1,6 +1,6 @@
 -- metric: host_breakdown
--- version: 1
--- summary: Per rank and iteration, the launching thread's time: data loading, forward, backward, optimizer, waiting on the GPU, OS calls, launching, other
+-- version: 2
+-- summary: Per rank and iteration (and per rank over its steps), the launching thread's time and its shares: data loading, forward, backward, optimizer, waiting on the GPU, OS calls, launching, other
 -- unit: ns
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), step_pattern (text, optional), data_pattern (text, optional), phases (text, optional)
@@ -25,6 +25,9 @@
 -- So a sync inside backward is sync wait, a read() inside the data loader is data loading and
 -- the launches of the forward pass are launching. The parts sum to iteration_ns, the host
 -- step's duration. Steps still open at the end of the capture are left out.
+-- Each rank also gets a row with iteration NULL: its steps together (iteration_ns and each
+-- part summed over them; start_ns, end_ns the first start and the last end). Every row gives
+-- each part as a share too: data_loading_pct ... other_pct = 100 x part / iteration_ns.
 -- How: the launching thread's CUDA calls (host_calls) never overlap one another, so they are
 -- not flattened: the other activities and the step itself (the bottom layer) are flattened
 -- into pieces, and each piece gives the time of the calls inside it (a binned equi-join,
@@ -124,7 +127,8 @@ totals AS (
            sum(ns) FILTER (WHERE layer = 7) AS other_ns
     FROM layers
     GROUP BY grp, window_id
-)
+),
+split AS (
 SELECT
     k.run_id,
     k.rank,
@@ -143,4 +147,34 @@ SELECT
 FROM windows w
 JOIN keys k ON k.grp = w.grp
 LEFT JOIN totals t ON t.grp = w.grp AND t.window_id = w.window_id
-ORDER BY k.run_id, k.rank, w.window_id;
+),
+with_ranks AS (
+    SELECT * FROM split
+    UNION ALL
+    SELECT run_id, rank, NULL, min(start_ns), max(end_ns), sum(iteration_ns),
+           sum(data_loading_ns), sum(forward_ns), sum(backward_ns), sum(optimizer_ns),
+           sum(sync_wait_ns), sum(os_call_ns), sum(launching_ns), sum(other_ns)
+    FROM split
+    GROUP BY run_id, rank
+)
+SELECT
+    run_id, rank, iteration, start_ns, end_ns,
+    CAST(iteration_ns AS BIGINT) AS iteration_ns,
+    CAST(data_loading_ns AS BIGINT) AS data_loading_ns,
+    CAST(forward_ns AS BIGINT) AS forward_ns,
+    CAST(backward_ns AS BIGINT) AS backward_ns,
+    CAST(optimizer_ns AS BIGINT) AS optimizer_ns,
+    CAST(sync_wait_ns AS BIGINT) AS sync_wait_ns,
+    CAST(os_call_ns AS BIGINT) AS os_call_ns,
+    CAST(launching_ns AS BIGINT) AS launching_ns,
+    CAST(other_ns AS BIGINT) AS other_ns,
+    100 * data_loading_ns / nullif(iteration_ns, 0) AS data_loading_pct,
+    100 * forward_ns / nullif(iteration_ns, 0) AS forward_pct,
+    100 * backward_ns / nullif(iteration_ns, 0) AS backward_pct,
+    100 * optimizer_ns / nullif(iteration_ns, 0) AS optimizer_pct,
+    100 * sync_wait_ns / nullif(iteration_ns, 0) AS sync_wait_pct,
+    100 * os_call_ns / nullif(iteration_ns, 0) AS os_call_pct,
+    100 * launching_ns / nullif(iteration_ns, 0) AS launching_pct,
+    100 * other_ns / nullif(iteration_ns, 0) AS other_pct
+FROM with_ranks
+ORDER BY run_id, rank, iteration NULLS LAST;

@@ -4,7 +4,7 @@
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional)
--- uses: device_peaks, kernels, op_shapes, op_shapes_recorded, perf_ops, scope
+-- uses: device_peaks, op_kernels, op_shapes, op_shapes_recorded, scope
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
 --
 -- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its
@@ -24,15 +24,11 @@
 -- (record_shapes=False) gets one row, name NULL, saying so, instead of a row per op.
 -- Kernels whose op has no model are not here: mfu gives the share of GPU time the models cover.
 WITH picked AS (  -- each kernel with the op that launched it
-    SELECT o.run_id, o.rank, o.file_id, o.shape_id, o.op_no, k.dur_ns,
+    SELECT run_id, rank, file_id, shape_id, op_no, dur_ns,
            CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
-                THEN o.external_id END AS instance_id
-    FROM kernels k
-    JOIN perf_ops o ON o.file_id = k.file_id AND o.external_id = k.external_id
-    WHERE k.external_id IS NOT NULL
-      AND scope_match(k.run_id, k.rank, getvariable('run'), getvariable('rank'))
-      AND iteration_in(k.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-      AND window_overlaps(k.start_ns, k.end_ns, getvariable('start_ns'), getvariable('end_ns'))
+                THEN external_id END AS instance_id
+    FROM op_kernels(getvariable('run'), getvariable('rank'), getvariable('iteration_from'),
+                    getvariable('iteration_to'), getvariable('start_ns'), getvariable('end_ns'))
 ),
 shapes_recorded AS (
     SELECT run_id, rank, bool_or(shapes_recorded) AS has_shapes

@@ -1,6 +1,16 @@
-"""tracewh: a SQL-first warehouse for distributed-training profiles."""
+"""tracewh: a SQL-first warehouse for distributed-training profiles.
+
+    import tracewh
+
+    with tracewh.Session("job.duckdb") as session:        # read-only, guarded, closed at the end
+        kernels = session.query("gpu_kernel_summary", rank=0)   # a metric, as a pyarrow Table
+        busy = session.sql("SELECT rank, sum(dur_ns) FROM kernels GROUP BY rank")
+    con = tracewh.connect("job.duckdb")                     # the DuckDB connection itself
+"""
 
 __version__ = "0.1.0"
+
+from .session import Session  # noqa: E402 (light: duckdb loads when a session opens)
 
 
 def connect(path=None, read_only: bool = False):
@@ -12,3 +22,4 @@ def connect(path=None, read_only: bool = False):
     from .warehouse import connect as _connect
 
     return _connect(path, read_only=read_only)
+

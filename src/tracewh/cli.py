@@ -100,56 +100,46 @@ def _fail(message: str, code: int = 1) -> None:
 
 
 # duckdb, pyarrow, polars and sqlglot load inside the commands that use them: '--help' and
-# 'metrics list' need none of them (bench/startup.py)
-def connect(*args, **kwargs):
-    from .warehouse import connect as open_warehouse
-
-    return open_warehouse(*args, **kwargs)
-
-
-def query_arrow(con, statement: str, max_bytes: int | None = None):
-    from .warehouse import query_arrow as arrow_of
-
-    return arrow_of(con, statement, max_bytes)
-
-
-def open_read_only(*args, **kwargs):
-    from .warehouse import open_read_only as open_as_it_is
-
-    return open_as_it_is(*args, **kwargs)
-
-
-def memory_limit_bytes(con) -> int:
-    from .warehouse import memory_limit_bytes as limit_of
-
-    return limit_of(con)
-
-
-def interruptible(con, work, timeout):
-    from .warehouse import interruptible as run_interruptibly
-
-    return run_interruptibly(con, work, timeout)
-
-
+# 'metrics list' need none of them (bench/startup.py). Every command that opens the warehouse
+# does it through one of these two, which close it whatever happens; a failure is said in one
+# line by the group (_OneLineErrors).
 @contextmanager
-def _reading(db: Path | None, wait: float):
-    """The warehouse, read-only, for one command: a mistake or a damaged file ends it with one
-    line, and it is closed at the end."""
+def _session(db: Path | None, wait: float, **options):
+    """A Session (session.py) on the warehouse for one command: read-only, locked down, closed
+    at the end; a damaged file met while reading is said with what to run."""
     import duckdb
 
     from .mistakes import duckdb_message
+    from .session import Session
 
-    con = None
+    path = _db(db)
+    with Session(path, wait=wait, on_wait=_waiting, **options) as session:
+        try:
+            yield session
+        except duckdb.Error as exc:  # e.g. a damaged page met while reading
+            if isinstance(exc, duckdb.InterruptException) or storage_fault(exc, "read"):
+                raise
+            raise TracewhError(f"{path}: {duckdb_message(exc)} - 'tracewh check' tells what "
+                               "is damaged") from None
+
+
+@contextmanager
+def _warehouse(db: Path | str | None, wait: float, mode: str = "write"):
+    """The warehouse connection of a command that does not only run queries, closed at the
+    end (an unfinished write rolls back). `mode`: write (brought up to date first), read
+    (read-only, refused when made by another version) or as-is (read-only, never upgraded)."""
+    from .warehouse import connect, open_read_only
+
+    path = _db(Path(db) if db is not None else None)
+    if mode == "read":
+        con = open_read_only(path, wait=wait, on_wait=_waiting)
+    else:
+        con = connect(path, read_only=mode == "as-is", upgrade=mode != "as-is", wait=wait,
+                      on_wait=_waiting)
     try:
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
         yield con
-    except TracewhError as exc:
-        _fail(str(exc))
-    except duckdb.Error as exc:  # e.g. a damaged page met while reading
-        _fail(f"{_db(db)}: {duckdb_message(exc)} - 'tracewh check' tells what is damaged")
     finally:
-        if con is not None:
-            con.close()
+        con.close()
 
 
 def _db(db: Path | None) -> Path:
@@ -247,7 +237,7 @@ def ingest(
         _fail("nothing to ingest: give trace files or folders, --log FILE_OR_DIR or --series FILE.csv")
     import duckdb
 
-    from .guard import checked_memory_limit
+    from .warehouse import checked_memory_limit
     from .ingest import default_memory_limit, ingest_paths
     from .ingest.config import compile_template, parse_run_params
     from .ingest.discover import parse_rank_map
@@ -255,21 +245,11 @@ def ingest(
 
     path = _db(db)
     fresh = not path.exists()
-    try:
-        rules = parse_rank_map(rank_map or [])
-        log_options = {"log_pattern": compile_pattern(log_pattern),
-                       "name_template": compile_template(name_template),
-                       "run_params": parse_run_params(run_param or [])}
-        limit = checked_memory_limit(memory_limit or default_memory_limit(jobs))
-        con = connect(path, wait=wait, on_wait=_waiting)
-        con.execute("SET memory_limit = ?", [limit])
-        # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
-        # checkpoint into the file then runs once at the end instead of after every file (15%
-        # faster on the 8 x 100 MB Kineto bench with the old multi-process decoder; about the
-        # same CPU with today's in-process one).
-        con.execute("SET checkpoint_threshold = '1GB'")
-    except TracewhError as exc:
-        _fail(str(exc))
+    rules = parse_rank_map(rank_map or [])
+    log_options = {"log_pattern": compile_pattern(log_pattern),
+                   "name_template": compile_template(name_template),
+                   "run_params": parse_run_params(run_param or [])}
+    limit = checked_memory_limit(memory_limit or default_memory_limit(jobs))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     started = time.perf_counter()
@@ -305,40 +285,43 @@ def ingest(
         if not quiet:
             progress.console.print(f"note: {note}", highlight=False, markup=False)
 
-    try:
-        with progress:
-            ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace, jobs=jobs,
-                         series=series, series_options={
-                             "time_column": series_time_column, "time_unit": series_time_unit,
-                             "tz": series_tz, "host": series_host},
-                         logs=log, log_options=log_options, on_file=on_file, on_start=on_start,
-                         on_note=on_note)
-    except StorageFault as exc:  # the final checkpoint failed: what was stored is in the WAL
+    with _warehouse(path, wait) as con:  # an interrupted file rolls back when it closes
+        con.execute("SET memory_limit = ?", [limit])
+        # Commits go to the write-ahead log (durable, replayed after a crash); the compressing
+        # checkpoint into the file then runs once at the end instead of after every file (15%
+        # faster on the 8 x 100 MB Kineto bench with the old multi-process decoder; about the
+        # same CPU with today's in-process one).
+        con.execute("SET checkpoint_threshold = '1GB'")
         try:
-            con.close()
-        except duckdb.Error:
-            pass  # the fault invalidated the connection
-        _summarize(results, time.perf_counter() - started, quiet)
-        _fail(str(exc))
-    except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
-        # Ctrl-C inside a DuckDB statement comes back as RuntimeError('Query interrupted')
-        if isinstance(exc, RuntimeError) and "interrupted" not in str(exc).lower():
+            with progress:
+                ingest_paths(con, paths or [], run=run, rank_rules=rules, replace=replace,
+                             jobs=jobs, series=series, series_options={
+                                 "time_column": series_time_column,
+                                 "time_unit": series_time_unit, "tz": series_tz,
+                                 "host": series_host},
+                             logs=log, log_options=log_options, on_file=on_file,
+                             on_start=on_start, on_note=on_note)
+        except StorageFault:  # the final checkpoint failed: what was stored is in the WAL
+            _summarize(results, time.perf_counter() - started, quiet)
             raise
-        con.close()  # the file being written rolls back
-        stored = sum(r.status in ("ingested", "replaced") for r in results)
-        _fail(f"interrupted: {stored} file(s) stored, each complete; the file(s) being written "
-              "were left out. Run the same command again: stored files are skipped, the rest "
-              "load", 130)
-    for kind, count in said.items():
-        if count > 3 and kind != "skipped":
-            err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,
-                      markup=False)
-    loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
-    if loaded and not quiet:
-        _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if they "
-                         "are separate captures, 'tracewh remove --run' it and ingest each with "
-                         "its own --run NAME")
-    con.close()
+        except (KeyboardInterrupt, duckdb.InterruptException, RuntimeError) as exc:
+            # Ctrl-C inside a DuckDB statement comes back as RuntimeError('Query interrupted')
+            if isinstance(exc, RuntimeError) and "interrupted" not in str(exc).lower():
+                raise
+            con.close()  # the file being written rolls back before the user is told
+            stored = sum(r.status in ("ingested", "replaced") for r in results)
+            _fail(f"interrupted: {stored} file(s) stored, each complete; the file(s) being "
+                  "written were left out. Run the same command again: stored files are "
+                  "skipped, the rest load", 130)
+        for kind, count in said.items():
+            if count > 3 and kind != "skipped":
+                err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,
+                          markup=False)
+        loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
+        if loaded and not quiet:
+            _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if "
+                             "they are separate captures, 'tracewh remove --run' it and ingest "
+                             "each with its own --run NAME")
     if fresh and not loaded:  # nothing stored: leave no empty warehouse behind
         for leftover in (path, path.with_name(path.name + ".wal")):
             leftover.unlink(missing_ok=True)
@@ -398,43 +381,30 @@ def query(
         tracewh query gpu_kernel_summary --param rank=0 --format csv
         tracewh query temporal_breakdown --engine spark --lake lake/
     """
-    from .guard import lock_down
-    from .metrics import bind_values, find_metric, run_metric
-    from .mistakes import check_params
+    from .metrics import bind_values, find_metric
 
-    con = None
-    try:
-        params = _parse_params(param or [])
-        chosen = find_metric(metric)  # parses and checks the metric before it runs
-        if engine not in ("duckdb", "spark"):
-            raise TracewhError(f"--engine {engine!r}: use duckdb or spark")
-        if lake is not None and engine != "spark":
-            raise TracewhError("--lake is read by --engine spark; the duckdb engine reads --db")
-        if engine == "spark":
-            if lake is None:
-                raise TracewhError("--engine spark reads a Parquet lake: pass --lake DIR "
-                                   "(written by 'tracewh export DIR')")
-            from .spark import run_metric_spark, spark_session
+    params = _parse_params(param or [])
+    chosen = find_metric(metric)  # parses and checks the metric before it runs
+    if engine not in ("duckdb", "spark"):
+        raise TracewhError(f"--engine {engine!r}: use duckdb or spark")
+    if lake is not None and engine != "spark":
+        raise TracewhError("--lake is read by --engine spark; the duckdb engine reads --db")
+    if engine == "spark":
+        if lake is None:
+            raise TracewhError("--engine spark reads a Parquet lake: pass --lake DIR "
+                               "(written by 'tracewh export DIR')")
+        from .spark import run_metric_spark, spark_session
 
-            write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
-                  max_rows, err, units=units, title_columns=True)
-            return
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
-        lock_down(con, memory_limit)
-        values = bind_values(chosen, params)
-        check_params(con, chosen.name, values)
-        limit = memory_limit_bytes(con)
-        result = interruptible(con, lambda: run_metric(con, chosen, params, limit), timeout)
+        write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
+              max_rows, err, units=units, title_columns=True)
+        return
+    with _session(db, wait, memory_limit=memory_limit, timeout=timeout) as session:
+        result = session.query(chosen, params)
         write(result, fmt, output, max_rows, err, units=units, title_columns=True)
-        if result.num_rows == 0 and values.get("include_first_last") is False:
-            err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
-                      "(profilers cut them short): --param include_first_last=true keeps them",
-                      highlight=False, markup=False)
-    except (TracewhError, ValueError) as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()
+    if result.num_rows == 0 and bind_values(chosen, params).get("include_first_last") is False:
+        err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
+                  "(profilers cut them short): --param include_first_last=true keeps them",
+                  highlight=False, markup=False)
 
 
 def _parse_params(specs: list[str]) -> dict[str, str]:
@@ -473,36 +443,18 @@ def sql(
         tracewh sql "SELECT rank, count(*) FROM kernels GROUP BY rank ORDER BY rank"
         tracewh sql --file busy.sql --format csv
     """
-    import duckdb
-
-    from .guard import check_query, lock_down, parse_one_statement, warehouse_relations
-    from .mistakes import duckdb_message
+    from .guard import parse_one_statement
 
     if (statement is None) == (file is None):
         _fail("give the query as an argument or as --file FILE.sql (one of the two)")
-    con = None
-    try:
-        if file is not None:
-            try:
-                statement = file.read_text()
-            except OSError as exc:
-                raise TracewhError(f"{file}: cannot read: {exc.strerror or exc}") from None
-        parse_one_statement(statement)  # refuse what cannot be checked before opening anything
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
-        check_query(statement, *warehouse_relations(con))
-        lock_down(con, memory_limit)
-        limit = memory_limit_bytes(con)
-        result = interruptible(con, lambda: query_arrow(con, statement, limit), timeout)
-        write(result, fmt, output, max_rows, err, units=units)
-    except (TracewhError, ValueError) as exc:
-        _fail(str(exc))
-    except duckdb.InterruptException:
-        raise
-    except duckdb.Error as exc:
-        _fail(duckdb_message(exc))
-    finally:
-        if con is not None:
-            con.close()
+    if file is not None:
+        try:
+            statement = file.read_text()
+        except OSError as exc:
+            raise TracewhError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    parse_one_statement(statement)  # refuse what cannot be checked before opening anything
+    with _session(db, wait, memory_limit=memory_limit, timeout=timeout) as session:
+        write(session.sql(statement), fmt, output, max_rows, err, units=units)
 
 
 @app.command()
@@ -510,8 +462,8 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
          units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
     """List the runs in the warehouse: when and how long, ranks present against the world
     size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
-    with _reading(db, wait) as con:
-        result = run_context(con)
+    with _session(db, wait) as session:
+        result = run_context(session.con)
         write(result, fmt, output, 10_000, err, units=units)
         if chosen_format(fmt, output) is Format.table:
             _print_run_notes(result)
@@ -553,29 +505,22 @@ def views(
     """
     from .viewdocs import column_docs, find_view, view_files, view_summary
 
-    con = None
-    try:
-        if name is None:
-            files = view_files()
-            table = Rows(["view", "what it holds"], [False, False],
-                         [(view, view_summary(path)) for view, path in files.items()], len(files))
-        else:
-            path = find_view(name)
-            given = _db(db)
-            # the types come from a warehouse: this one, or an empty one in memory
-            con = open_read_only(given) if given.exists() else connect(":memory:")
+    if name is None:
+        files = view_files()
+        table = Rows(["view", "what it holds"], [False, False],
+                     [(view, view_summary(path)) for view, path in files.items()], len(files))
+    else:
+        path = find_view(name)
+        # the types come from a warehouse: this one, or an empty one in memory
+        given = _db(db) if _db(db).exists() else ":memory:"
+        with _warehouse(given, 0.0, "read" if given != ":memory:" else "write") as con:
             described = con.execute(f"DESCRIBE {name.lower()}").fetchall()  # a known view name
-            columns = [(column, "ENUM" if str(kind).startswith("ENUM(") else str(kind))
-                       for column, kind, *_ in described]  # an ENUM lists every name it holds
-            docs = column_docs(path, [c for c, _ in columns])
-            table = Rows(["column", "type", "meaning"], [False] * 3,
-                         [(c, kind, docs.get(c, "")) for c, kind in columns], len(columns))
-        write(table, fmt, output, 10_000, err)
-    except TracewhError as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()
+        columns = [(column, "ENUM" if str(kind).startswith("ENUM(") else str(kind))
+                   for column, kind, *_ in described]  # an ENUM lists every name it holds
+        docs = column_docs(path, [c for c, _ in columns])
+        table = Rows(["column", "type", "meaning"], [False] * 3,
+                     [(c, kind, docs.get(c, "")) for c, kind in columns], len(columns))
+    write(table, fmt, output, 10_000, err)
 
 
 @app.command()
@@ -594,22 +539,18 @@ def summary(
     """
     from rich.console import Console
 
-    from .guard import lock_down
-    from .mistakes import check_params
     from .summary import print_summary, summarize_run
 
-    with _reading(db, wait) as con:
-        for name in run or []:
-            check_params(con, "summary", {"run": name})
-        context = run_context(con, run)
-        lock_down(con)
+    with _session(db, wait) as session:
+        session.check_runs(run or [])
+        context = run_context(session.con, run)
         if not context.rows:
             raise TracewhError("the warehouse holds no runs: 'tracewh ingest PATH' first")
         out = Console()
         for i, row in enumerate(context.rows):
             if i:
                 out.print()
-            print_summary(summarize_run(con, row[0], dict(zip(context.columns, row))), out)
+            print_summary(summarize_run(session, row[0], dict(zip(context.columns, row))), out)
 
 
 @app.command()
@@ -630,9 +571,9 @@ def remove(
 
     if not source and not run:
         _fail("say what to remove: --source FILE_ID_OR_PATH or --run NAME")
-    con = None
-    try:
-        con = connect(_db(db), wait=wait, on_wait=_waiting)
+    from .mistakes import check_runs
+
+    with _warehouse(db, wait) as con:  # an unfinished removal rolls back
         ids = []
         for item in source or []:
             found = con.execute(
@@ -641,21 +582,15 @@ def remove(
             if not found:
                 _fail(f"no source {item!r} in the warehouse - see 'tracewh sql \"SELECT * FROM sources\"'")
             ids += [f for (f,) in found]
+        check_runs(con, run or [])
         for name in run or []:
-            found = con.execute("SELECT file_id FROM store.sources WHERE run_id = ?", [name]).fetchall()
-            if not found:
-                _fail(f"no run {name!r} in the warehouse - see 'tracewh runs'")
-            ids += [f for (f,) in found]
+            ids += [f for (f,) in con.execute(
+                "SELECT file_id FROM store.sources WHERE run_id = ?", [name]).fetchall()]
         con.execute("BEGIN TRANSACTION")
         for file_id in sorted(set(ids)):
             remove_source(con, file_id)
         con.execute("COMMIT")
         err.print(f"removed {len(set(ids))} source(s)")
-    except TracewhError as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()  # an unfinished removal rolls back
 
 
 @app.command()
@@ -685,43 +620,35 @@ def export(
 
     if fmt not in ("parquet", "chrome-trace"):
         _fail(f"--format {fmt!r}: choose parquet or chrome-trace")
-    try:
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
+    # the lake is written by DuckDB (COPY): that session keeps file access
+    with _session(db, wait, lock=fmt != "parquet") as session:
+        session.check_runs(run or [], series=fmt == "chrome-trace")
         if fmt == "parquet":
-            report = export_lake(con, out, runs=run, force=force)
-            for problem in report.problems:
-                err.print(f"[red]Error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
-            err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
-                      f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
-                      f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
-                      highlight=False, markup=False)
-            if report.problems:
-                raise typer.Exit(1)
+            report = export_lake(session.con, out, runs=run, force=force)
+        else:
+            runs = run or session.runs()
+            if out.suffix == ".json":  # one file: the runs given side by side (one when none given)
+                if not run and len(runs) != 1:
+                    _fail("a single .json file holds the runs given with --run (repeat it to see "
+                          "runs side by side), or give a folder for one file per run")
+                out.parent.mkdir(parents=True, exist_ok=True)
+                events = export_chrome_trace(session.con, runs, out)
+                err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
+                return
+            for name in runs:
+                target = out / chrome_trace_name(name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                events = export_chrome_trace(session.con, name, target)
+                err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
             return
-        known = [r for (r,) in con.execute("SELECT run_id FROM store.runs ORDER BY 1").fetchall()]
-        series_ids = [s for (s,) in con.execute("SELECT DISTINCT series_id FROM series").fetchall()]
-        for name in run or []:
-            if name not in known and name not in series_ids:
-                from .mistakes import did_you_mean
-
-                _fail(f"no run {name!r} in the warehouse{did_you_mean(name, known + series_ids)}"
-                      " (nor a series of the series view) - see 'tracewh runs'")
-        runs = run or known
-        if out.suffix == ".json":  # one file: the runs given, side by side (one when none given)
-            if not run and len(runs) != 1:
-                _fail("a single .json file holds the runs given with --run (repeat it to see runs "
-                      "side by side), or give a folder for one file per run")
-            out.parent.mkdir(parents=True, exist_ok=True)
-            events = export_chrome_trace(con, runs, out)
-            err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
-            return
-        for name in runs:
-            target = out / chrome_trace_name(name)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            events = export_chrome_trace(con, name, target)
-            err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
-    except TracewhError as exc:
-        _fail(str(exc))
+    for problem in report.problems:
+        err.print(f"[red]Error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
+    err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
+              f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
+              f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
+              highlight=False, markup=False)
+    if report.problems:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -739,17 +666,10 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
     from .check import check_warehouse
 
     path = _db(db)
-    con = None
-    try:
-        con = connect(path, read_only=True, wait=wait, on_wait=_waiting, upgrade=False)
+    with _warehouse(path, wait, "as-is") as con:
         problems = check_warehouse(con)
         sources = con.execute("SELECT count(*) FROM store.sources").fetchall()[0][0] \
             if not problems else None
-    except TracewhError as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()
     for problem in problems:
         err.print(f"[red]Problem:[/red] {escape(problem.message)}", highlight=False, soft_wrap=True)
     if problems:
@@ -767,7 +687,8 @@ def upgrade(db: DbOption = None, wait: WaitOption = 60.0) -> None:
     path = _db(db)
     if not path.exists():
         _fail(f"{path}: no warehouse here - run 'tracewh ingest PATH' first")
-    connect(path, wait=wait, on_wait=_waiting).close()
+    with _warehouse(path, wait):
+        pass  # opening it for writing brings it up to date
     err.print(f"{path}: up to date", highlight=False, soft_wrap=True, markup=False)
 
 
@@ -779,13 +700,9 @@ def shell(
 ) -> None:
     """Open the DuckDB shell on the warehouse (needs the `duckdb` CLI on PATH)."""
     path = _db(db)
-    try:
-        if write_access:  # the user asked for writing: bring it up to date first
-            connect(path, wait=wait, on_wait=_waiting).close()
-        else:
-            open_read_only(path, wait=wait, on_wait=_waiting).close()
-    except TracewhError as exc:
-        _fail(str(exc))
+    # the user asked for writing: bring it up to date first; else refuse another version's
+    with _warehouse(path, wait, "write" if write_access else "read"):
+        pass
     # on PATH, else beside this Python: tracewh's own environment, not activated
     duckdb_cli = shutil.which("duckdb") or shutil.which("duckdb", path=str(Path(sys.executable).parent))
     if duckdb_cli is None:
@@ -827,19 +744,12 @@ def report(
     """
     from .report import build_report, parse_formats, parse_size, print_summary
 
-    con = None
-    try:
-        figure_size, figure_formats = parse_size(size), parse_formats(formats)
-        params = _parse_params(param or [])
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
-        result = build_report(con, out, runs=run, size=figure_size, formats=figure_formats,
-                              dpi=dpi, second_axis=second_axis, db_label=str(_db(db)),
+    figure_size, figure_formats = parse_size(size), parse_formats(formats)
+    params = _parse_params(param or [])
+    with _session(db, wait) as session:
+        result = build_report(session, out, runs=run, size=figure_size, formats=figure_formats,
+                              dpi=dpi, second_axis=second_axis, db_label=str(session.path),
                               params=params)
-    except TracewhError as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()
     print_summary(result)
     if result.problems:
         raise typer.Exit(1)
@@ -886,32 +796,17 @@ def diff(
     \b
         tracewh diff baseline upgraded --level kernel --short-names
     """
-    from .guard import lock_down
-    from .metrics import find_metric, run_metric
-
-    con = None
-    try:
-        unknown = [x.strip() for x in level.split(",") if x.strip() not in DIFF_LEVELS]
-        if unknown:
-            raise TracewhError(f"--level {level!r}: {', '.join(map(repr, unknown))} is not one "
-                               f"of {', '.join(DIFF_LEVELS)}")
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
-        known = {row[0] for row in con.execute("SELECT DISTINCT run_id FROM ranks").fetchall()}
-        for run in (base, test):
-            if run not in known:
-                raise TracewhError(f"no run {run!r} in {_db(db)} - 'tracewh runs' lists them")
-        lock_down(con)
-        sides = {"base": base, "test": test}
-        summary = run_metric(con, find_metric("breakdown_diff"), sides)
-        changes = run_metric(con, find_metric("run_diff"), {
-            **sides, "level": level, "short_names": str(short_names), "threshold": str(threshold),
-            "base_rank": base_rank, "test_rank": test_rank, "base_iteration": base_iteration,
-            "test_iteration": test_iteration})
-    except (TracewhError, ValueError) as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()
+    unknown = [x.strip() for x in level.split(",") if x.strip() not in DIFF_LEVELS]
+    if unknown:
+        raise TracewhError(f"--level {level!r}: {', '.join(map(repr, unknown))} is not one "
+                           f"of {', '.join(DIFF_LEVELS)}")
+    with _session(db, wait) as session:
+        session.check_runs([base, test])
+        summary = session.query("breakdown_diff", base=base, test=test)
+        changes = session.query(
+            "run_diff", base=base, test=test, level=level, short_names=short_names,
+            threshold=threshold, base_rank=base_rank, test_rank=test_rank,
+            base_iteration=base_iteration, test_iteration=test_iteration)
     sentence = summary.column("sentence").to_pylist()[0] if summary.num_rows else None
     sentence = f"{base} -> {test}: {sentence or 'nothing to compare'}"
     fmt = chosen_format(fmt, output)
@@ -929,10 +824,7 @@ def metrics_list(fmt: FormatOption = None, output: OutputOption = None) -> None:
     """List every metric with its version and summary."""
     from .metrics import list_metrics
 
-    try:
-        found = list_metrics(check=False)  # headers only: 'tracewh metrics check' parses queries
-    except TracewhError as exc:
-        _fail(str(exc))
+    found = list_metrics(check=False)  # headers only: 'tracewh metrics check' parses queries
     # least useful last: a narrow terminal leaves those out first
     table = Rows(["metric", "version", "summary", "params", "grain"],
                  [False, True, False, False, False],
@@ -946,10 +838,7 @@ def metrics_show(name: Annotated[str, typer.Argument(help="Metric name or .sql f
     """Print a metric's file: its header and its SQL."""
     from .metrics import find_metric
 
-    try:
-        print(find_metric(name).path.read_text(), end="")
-    except TracewhError as exc:
-        _fail(str(exc))
+    print(find_metric(name).path.read_text(), end="")
 
 
 @metrics_app.command("transpile")
@@ -974,12 +863,9 @@ def metrics_transpile(
     from .metrics import find_metric
     from .transpile import lake_catalog, transpile_metric
 
-    try:
-        chosen = find_metric(name)
-        catalog = lake_catalog(lake) if lake is not None else None
-        print(transpile_metric(chosen, dialect, _parse_params(param or []), catalog) + ";")
-    except (TracewhError, ValueError) as exc:
-        _fail(str(exc))
+    chosen = find_metric(name)
+    catalog = lake_catalog(lake) if lake is not None else None
+    print(transpile_metric(chosen, dialect, _parse_params(param or []), catalog) + ";")
 
 
 @metrics_app.command("check")
@@ -988,11 +874,8 @@ def metrics_check() -> None:
     reads, must raise its version (or be locked again with --same-answers)."""
     from .metrics import check_lock, list_metrics
 
-    try:
-        list_metrics()
-        problems = check_lock()
-    except TracewhError as exc:
-        _fail(str(exc))
+    list_metrics()
+    problems = check_lock()
     for problem in problems:
         err.print(problem, highlight=False, soft_wrap=True, markup=False)
     if problems:
@@ -1011,11 +894,8 @@ def metrics_lock(
     macros each reads."""
     from .metrics import update_lock
 
-    try:
-        for line in update_lock(same_answers=same_answers):
-            err.print(line, highlight=False, markup=False)
-    except TracewhError as exc:
-        _fail(str(exc))
+    for line in update_lock(same_answers=same_answers):
+        err.print(line, highlight=False, markup=False)
 
 
 @kinds_app.command("list")
@@ -1028,14 +908,13 @@ def kinds_list(db: DbOption = None, fmt: FormatOption = None, output: OutputOpti
 
         tracewh kinds list --db job.duckdb
     """
-    try:
-        con = open_read_only(_db(db), wait=wait, on_wait=_waiting)
-        result = query_arrow(con,
+    from .warehouse import query_arrow
+
+    with _session(db, wait) as session:
+        result = query_arrow(session.con,
             "SELECT row_number() OVER (ORDER BY origin <> 'user', position) AS precedence, "
             "kind, pattern, origin, note FROM store.kernel_kinds ORDER BY precedence")
-        write(result, fmt, output, 10_000, err)
-    except TracewhError as exc:
-        _fail(str(exc))
+    write(result, fmt, output, 10_000, err)
 
 
 @kinds_app.command("load")
@@ -1059,54 +938,56 @@ def kinds_load(
 
     if (file is None) == (not clear):
         _fail("give a kinds FILE to load, or --clear to remove yours")
-    con = None
-    try:
-        con = connect(_db(db), wait=wait, on_wait=_waiting)
+    with _warehouse(db, wait) as con:
         load_user_patterns(con, file)
         patterns, names = con.execute(
             "SELECT (SELECT count(*) FROM store.kernel_kinds WHERE origin = 'user'), "
             "(SELECT count(*) FROM store.kernel_names)").fetchone()
-        err.print(f"{patterns} pattern(s) of yours; {names} kernel name(s) classified again",
-                  highlight=False, markup=False)
-    except TracewhError as exc:
-        _fail(str(exc))
-    finally:
-        if con is not None:
-            con.close()
+    err.print(f"{patterns} pattern(s) of yours; {names} kernel name(s) classified again",
+              highlight=False, markup=False)
+
+
+# what both generators take
+RanksOption = Annotated[int, typer.Option(help="World size")]
+IterationsOption = Annotated[int, typer.Option(help="Training iterations")]
+LayersOption = Annotated[int, typer.Option(
+    help="Model layers (kernels per iteration scale with it)")]
+SeedOption = Annotated[int, typer.Option()]
 
 
 @generate_app.command("nsys")
 def generate_nsys(
     out: Annotated[Path, typer.Argument(help="Directory to write the .sqlite files into")],
-    ranks: Annotated[int, typer.Option(help="World size")] = 4,
+    ranks: RanksOption = 4,
     ranks_per_file: Annotated[int, typer.Option(help="Processes per report")] = 1,
-    iterations: Annotated[int, typer.Option(help="Training iterations")] = 5,
-    layers: Annotated[int, typer.Option(help="Model layers (kernels per iteration scale with it)")] = 4,
-    seed: Annotated[int, typer.Option()] = 0,
+    iterations: IterationsOption = 5,
+    layers: LayersOption = 4,
+    seed: SeedOption = 0,
 ) -> None:
     """Write an nsys SQLite export per rank for a synthetic job with known true numbers."""
     from .generate.nsys import JobSpec, generate_job
 
-    truth = generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
-                                      iterations=iterations, layers=layers, seed=seed))
-    for path in truth.files:
-        err.print(f"wrote {path}", highlight=False, markup=False)
+    _wrote(generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
+                                     iterations=iterations, layers=layers, seed=seed)))
 
 
 @generate_app.command("kineto")
 def generate_kineto(
     out: Annotated[Path, typer.Argument(help="Directory to write the .pt.trace.json files into")],
-    ranks: Annotated[int, typer.Option(help="World size")] = 4,
-    iterations: Annotated[int, typer.Option(help="Training iterations")] = 3,
-    layers: Annotated[int, typer.Option(help="Model layers (kernels per iteration scale with it)")] = 2,
+    ranks: RanksOption = 4,
+    iterations: IterationsOption = 3,
+    layers: LayersOption = 2,
     gzip: Annotated[bool, typer.Option(help="Write .json.gz")] = False,
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: SeedOption = 0,
 ) -> None:
     """Write a PyTorch profiler (Kineto) trace per rank for a synthetic job with known numbers."""
     from .generate.kineto import KinetoJobSpec, generate_kineto_job
 
-    truth = generate_kineto_job(out, KinetoJobSpec(world_size=ranks, iterations=iterations,
-                                                   layers=layers, gzip=gzip, seed=seed))
+    _wrote(generate_kineto_job(out, KinetoJobSpec(world_size=ranks, iterations=iterations,
+                                                  layers=layers, gzip=gzip, seed=seed)))
+
+
+def _wrote(truth) -> None:
     for path in truth.files:
         err.print(f"wrote {path}", highlight=False, markup=False)
 

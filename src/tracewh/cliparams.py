@@ -6,6 +6,12 @@ importing pydantic and building the adapters costs about 0.1 s CPU at every star
 and lists of them as those adapters do; a value it is not sure of (one that does not parse, out
 of its range, another type) goes to typer's own conversion, so every error reads as before.
 With a typer that has no such layer, `install` changes nothing.
+
+`install` replaces `typer.core.build_runtime_param`, which is private: pyproject.toml pins typer
+to the versions this was tested on (0.29), and tests/test_startup.py fails when the installed
+typer no longer takes the patch (or lies outside the pin). A lighter layer on typer's public
+API is not possible there: every typer 0.29 parameter, even one with `parser=`, is converted
+through a pydantic TypeAdapter.
 """
 
 from __future__ import annotations

@@ -27,10 +27,9 @@ import duckdb
 from . import __version__
 from .atomic import remove_tree, written_whole
 from .errors import storage_fault
-from .guard import set_memory_limit
+from .mistakes import check_runs
 from .resources import sql_dir
-from .errors import TracewhError
-from .warehouse import first_row, views_checksum
+from .warehouse import first_row, set_memory_limit, views_checksum
 
 MANIFEST = "manifest.json"
 PART = "part_0.parquet"
@@ -280,11 +279,9 @@ def _chrome_trace_runs(con: duckdb.DuckDBPyConnection,
             runs.append(name)
             labels.append(name)
             continue
+        check_runs(con, [name], series=True)
         series = con.execute("SELECT run_id, varied || '=' || value FROM series "
                              "WHERE series_id = ? ORDER BY position", [name]).fetchall()
-        if not series:
-            raise TracewhError(f"no run or series named {name!r} - see 'tracewh runs' and the "
-                               "series view")
         runs += [run for run, _ in series]
         labels += [label for _, label in series]
     return runs, labels

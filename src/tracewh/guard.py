@@ -5,7 +5,7 @@
    changes settings; it reads only relations of the warehouse (its views, its `store` tables, its
    CTEs) and a short list of harmless table functions, never files (`read_csv(...)`,
    `FROM 'file.csv'`, `glob(...)`, `query('...')`).
-2. After the runner has bound its own variables, `lock_down` turns DuckDB's own guards on for the
+2. After the runner has bound its own variables, `session.lock_down` turns DuckDB's own guards on for the
    connection's database: `enable_external_access = false` (no file, network, ATTACH, COPY,
    INSTALL) and `lock_configuration = true` (no SET, RESET or PRAGMA of a setting). The connection
    is read-only already, so nothing can be written. `SET VARIABLE` still works after the lock (the
@@ -224,42 +224,3 @@ def warehouse_relations(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[s
         "SELECT DISTINCT function_name FROM duckdb_functions() "
         "WHERE function_type = 'table_macro'").fetchall()}
     return relations, macros
-
-
-def checked_memory_limit(limit: str) -> str:
-    """`limit` when it bounds something, else TracewhError: DuckDB reads a negative size as no
-    limit at all, and a limit above the machine's memory is none either. Checked on a database
-    of its own, before any warehouse is opened or made."""
-    from .warehouse import memory_limit_bytes
-
-    flag = f"--memory-limit {limit!r}"
-    if str(limit).strip().startswith("-"):
-        raise TracewhError(f"{flag}: a size is positive, e.g. 1GB or 512MB")
-    with duckdb.connect() as scratch:
-        try:
-            scratch.execute("SET memory_limit = ?", [limit])
-        except duckdb.Error as exc:
-            raise TracewhError(f"{flag}: {str(exc).splitlines()[0]}") from None
-        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        if memory_limit_bytes(scratch) > machine:
-            raise TracewhError(f"{flag}: more than this machine's {machine / 2**30:.1f} GiB of "
-                               "memory, so it would bound nothing; give at most that, e.g. 1GB")
-    return limit
-
-
-def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
-    con.execute("SET memory_limit = ?", [checked_memory_limit(limit)])
-
-
-def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -> None:
-    """DuckDB's own guards for a query connection: no file or network access, settings frozen,
-    and with `memory_limit` a bound of its own (a read-only connection otherwise keeps DuckDB's
-    default, 80% of the machine's memory).
-
-    Applies to the connection's whole database instance and cannot be undone, so call it on a
-    connection made for one query and close it afterwards.
-    """
-    if memory_limit is not None:
-        set_memory_limit(con, memory_limit)
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")

@@ -6,6 +6,7 @@ and DuckDB's error with its hint."""
 from __future__ import annotations
 
 import difflib
+from typing import Iterable
 
 import duckdb
 
@@ -22,21 +23,40 @@ def did_you_mean(name: str, known: list[str]) -> str:
     return f" - did you mean {close[0]!r}?" if close else ""
 
 
+def known_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The warehouse's run ids, in order, from store.runs (the runs view scans the facts)."""
+    return [r for (r,) in con.execute("SELECT run_id FROM store.runs ORDER BY 1").fetchall()]
+
+
+def check_runs(con: duckdb.DuckDBPyConnection, names: Iterable[str], series: bool = False,
+               who: str = "") -> None:
+    """Raise TracewhError for the first of `names` that is not a run of the warehouse (nor,
+    with `series`, a series_id of the series view); `who` prefixes the message."""
+    names = list(names)
+    if not names:
+        return
+    runs = known_runs(con)
+    series_ids = [s for (s,) in con.execute(
+        "SELECT DISTINCT series_id FROM series ORDER BY 1").fetchall()] if series else []
+    for name in names:
+        if name not in runs and name not in series_ids:
+            nor = "nor a series of the series view; " if series else ""
+            raise TracewhError(f"{who}no run {name!r} in the warehouse"
+                               f"{did_you_mean(name, runs + series_ids)} "
+                               f"({nor}'tracewh runs' lists the {len(runs)} there are)")
+
+
 def check_params(con: duckdb.DuckDBPyConnection, metric_name: str,
                  values: dict[str, object]) -> None:
     """Raise TracewhError naming the first value that cannot be right for this warehouse."""
     def fail(message: str) -> None:
         raise TracewhError(f"{metric_name}: {message}")
 
-    runs = [r for (r,) in con.execute("SELECT run_id FROM store.runs ORDER BY 1").fetchall()]
     asked = [values["run"]] if values.get("run") is not None else []
     if values.get("runs") is not None:
         asked += [r.strip() for r in str(values["runs"]).split(",") if r.strip()]
     asked += [values[side] for side in ("base", "test") if values.get(side) is not None]
-    for run in asked:
-        if run not in runs:
-            fail(f"no run {run!r} in the warehouse{did_you_mean(run, runs)} "
-                 f"('tracewh runs' lists the {len(runs)} there are)")
+    check_runs(con, asked, who=f"{metric_name}: ")
     if values.get("series") is not None:
         series = [s for (s,) in con.execute(
             "SELECT DISTINCT series_id FROM series ORDER BY 1").fetchall()]

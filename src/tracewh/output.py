@@ -110,7 +110,7 @@ def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_
     frame = pl.from_arrow(result.to_arrow() if isinstance(result, Rows) else result)
     if fmt is Format.parquet:
         if output is None:
-            raise ValueError("--format parquet needs --output FILE")
+            raise TracewhError("--format parquet needs --output FILE")
         with written_whole(output, "write the result") as scratch:
             frame.write_parquet(scratch)
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .metrics import find_metric, run_metric
+from .metrics import find_metric
 from .output import Units, duration
 from .resources import sql_dir
 
@@ -18,12 +18,10 @@ class RunSummary:
     next_steps: list[str] = field(default_factory=list)
 
 
-def _rows(con, name: str, **params) -> tuple[list[dict], str]:
+def _rows(session, name: str, **params) -> tuple[list[dict], str]:
     """A metric's rows as dicts, and 'name vN' to cite it."""
     metric = find_metric(name)
-    table = run_metric(con, metric, {k: str(v).lower() if isinstance(v, bool) else str(v)
-                                     for k, v in params.items() if v is not None})
-    return table.to_pylist(), f"{metric.name} v{metric.version}"
+    return session.query(metric, params).to_pylist(), f"{metric.name} v{metric.version}"
 
 
 def _combined(script: str, **tables) -> dict | list[dict]:
@@ -45,7 +43,8 @@ def pct(value) -> str:
     return "-" if value is None else f"{value:.1f}%"
 
 
-def summarize_run(con, run_id: str, context: dict) -> RunSummary:
+def summarize_run(session, run_id: str, context: dict) -> RunSummary:
+    """The summary of one run, from metrics run in `session` (session.Session)."""
     summary = RunSummary(run_id)
     say = summary.lines.append
     ranks, world = context["ranks"], context["world_size"]
@@ -58,7 +57,7 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
          f"{context['warnings']} warnings" + (f"; {context['note']}" if context["note"] else ""),
          "runs"))
 
-    steps, cite = _rows(con, "iteration_time", run=run_id)
+    steps, cite = _rows(session, "iteration_time", run=run_id)
     across = [r for r in steps if r["rank"] is None] or steps[:1]
     if across and across[0]["median_ns"] is not None:
         r = across[0]
@@ -72,7 +71,7 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
         summary.next_steps.append(f"tracewh query iteration_time --param run={run_id} "
                                   "--param include_first_last=true")
 
-    breakdown, cite = _rows(con, "temporal_breakdown", run=run_id)
+    breakdown, cite = _rows(session, "temporal_breakdown", run=run_id)
     if breakdown:
         b = _combined("breakdown.sql", breakdown=breakdown)[0]
         say(("GPU time", f"compute {pct(b['compute_pct'])}, exposed communication "
@@ -80,7 +79,7 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
              f"{pct(b['idle_pct'])} (over {b['ranks']} rank(s); most idle: rank "
              f"{b['idlest_rank']}, {pct(b['idlest_pct'])})", cite))
 
-    overlap, cite = _rows(con, "comm_comp_overlap", run=run_id)
+    overlap, cite = _rows(session, "comm_comp_overlap", run=run_id)
     o = _combined("overlap.sql", overlap=overlap)[0] if overlap else {}
     if o.get("comm_ns"):
         say(("Overlap", f"{pct(o['overlap_pct'])} of communication hidden under compute "
@@ -88,7 +87,7 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
     else:
         say(("Overlap", "no communication kernels", cite))
 
-    waits, cite = _rows(con, "straggler", run=run_id)
+    waits, cite = _rows(session, "straggler", run=run_id)
     late = _combined("straggler.sql", waits=waits) if waits else []
     if late:
         r = late[0]
@@ -100,7 +99,7 @@ def summarize_run(con, run_id: str, context: dict) -> RunSummary:
     else:
         say(("Straggler", "no collective seen on two ranks or more", cite))
 
-    kernels, cite = _rows(con, "gpu_kernel_summary", run=run_id)
+    kernels, cite = _rows(session, "gpu_kernel_summary", run=run_id)
     if kernels:
         summary.kernels = [(k["time_pct"], k["total_ns"], k["instances"], k["short_name"],
                             k["kind"]) for k in _combined("top_kernels.sql",

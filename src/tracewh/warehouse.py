@@ -505,6 +505,29 @@ _BYTES = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "P
           "EiB": 2**60}
 
 
+def checked_memory_limit(limit: str) -> str:
+    """`limit` when it bounds something, else TracewhError: DuckDB reads a negative size as no
+    limit at all, and a limit above the machine's memory is none either. Checked on a database
+    of its own, before any warehouse is opened or made."""
+    flag = f"--memory-limit {limit!r}"
+    if str(limit).strip().startswith("-"):
+        raise TracewhError(f"{flag}: a size is positive, e.g. 1GB or 512MB")
+    with duckdb.connect() as scratch:
+        try:
+            scratch.execute("SET memory_limit = ?", [limit])
+        except duckdb.Error as exc:
+            raise TracewhError(f"{flag}: {str(exc).splitlines()[0]}") from None
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if memory_limit_bytes(scratch) > machine:
+            raise TracewhError(f"{flag}: more than this machine's {machine / 2**30:.1f} GiB of "
+                               "memory, so it would bound nothing; give at most that, e.g. 1GB")
+    return limit
+
+
+def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    con.execute("SET memory_limit = ?", [checked_memory_limit(limit)])
+
+
 def memory_limit_bytes(con: duckdb.DuckDBPyConnection) -> int:
     """DuckDB's memory limit on `con`, in bytes (it reports '953.6 MiB')."""
     number, unit = first_row(con, "SELECT current_setting('memory_limit')")[0].split()

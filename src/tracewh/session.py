@@ -1,0 +1,147 @@
+"""A Session: the one way a metric (or an ad-hoc query) runs over a warehouse.
+
+It opens the warehouse read-only, turns DuckDB's guards on (no file or network access, settings
+frozen, a memory limit of its own), checks each metric's parameter values against the warehouse
+(a run or rank it does not hold is a mistake, not an empty table), runs the query with the
+memory cap and the timeout, and closes. `tracewh query`, `sql`, `summary`, `diff`, `report` and
+`export` use it, and so does Python:
+
+    import tracewh
+
+    with tracewh.Session("job.duckdb") as session:
+        table = session.query("gpu_kernel_summary", rank=0)   # a pyarrow Table
+        frame = polars.from_arrow(table)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from .errors import TracewhError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+
+class Session:
+    """The warehouse at `db` (default ./tracewh.duckdb or $TRACEWH_DB), read-only, for queries.
+
+    `wait`: seconds to wait while another tracewh holds the file (`on_wait` is told once).
+    `memory_limit`: DuckDB's limit, and the most a result may hold ('1GB'; None: DuckDB's
+    default). `timeout`: seconds after which a query is stopped (None: never). `lock=False`
+    leaves file access on, for an export that writes Parquet through DuckDB.
+    """
+
+    def __init__(self, db: str | Path | None = None, *, wait: float = 0.0,
+                 on_wait: Callable[[str], None] | None = None, memory_limit: str | None = None,
+                 timeout: float | None = None, lock: bool = True):
+        from .warehouse import checked_memory_limit, default_db_path, open_read_only
+
+        if memory_limit is not None:
+            checked_memory_limit(memory_limit)  # a mistake, said before the warehouse is opened
+        self.path = Path(db) if db is not None else default_db_path()
+        self.timeout = timeout
+        self.con = open_read_only(self.path, wait=wait, on_wait=on_wait)
+        self._owned = True
+        try:
+            self._guard(memory_limit, lock)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def over(cls, con: duckdb.DuckDBPyConnection) -> Session:
+        """A session on a connection the caller opened and closes (tests, notebooks): no
+        guards are turned on, and closing the session leaves the connection open."""
+        session = cls.__new__(cls)
+        session.path, session.timeout, session.con, session._owned = None, None, con, False
+        return session
+
+    def _guard(self, memory_limit: str | None, lock: bool) -> None:
+        from .warehouse import set_memory_limit
+
+        if lock:
+            lock_down(self.con, memory_limit)
+        elif memory_limit is not None:
+            set_memory_limit(self.con, memory_limit)
+
+    # --- what the warehouse holds -----------------------------------------------------------
+
+    def runs(self) -> list[str]:
+        """The run ids, in order (from store.runs: nothing scans the facts)."""
+        from .mistakes import known_runs
+
+        return known_runs(self.con)
+
+    def check_runs(self, names: Iterable[str], series: bool = False) -> None:
+        """TracewhError for the first name that is not a run (nor, with `series`, a series)."""
+        from .mistakes import check_runs
+
+        check_runs(self.con, names, series=series)
+
+    # --- running ----------------------------------------------------------------------------
+
+    def query(self, metric, params: dict | None = None, /, **values) -> pa.Table:
+        """The rows of `metric` (a name, a .sql path or a loaded Metric) with its parameters
+        from `params` and keywords (None: unset), as a pyarrow Table whose first columns are
+        the metric's name and version."""
+        from .metrics import Metric, bind_values, find_metric, run_metric
+        from .mistakes import check_params
+        from .warehouse import interruptible, memory_limit_bytes
+
+        chosen = metric if isinstance(metric, Metric) else find_metric(metric)
+        given = {k: v for k, v in {**(params or {}), **values}.items() if v is not None}
+        check_params(self.con, chosen.name, bind_values(chosen, given))
+        limit = memory_limit_bytes(self.con)
+        return interruptible(self.con, lambda: run_metric(self.con, chosen, given, limit),
+                             self.timeout)
+
+    def sql(self, statement: str) -> pa.Table:
+        """One ad-hoc read-only query over the views and tables (guard.check_query refuses
+        anything else), with the memory cap and the timeout."""
+        import duckdb
+
+        from .guard import check_query, warehouse_relations
+        from .mistakes import duckdb_message
+        from .warehouse import interruptible, memory_limit_bytes, query_arrow
+
+        check_query(statement, *warehouse_relations(self.con))
+        limit = memory_limit_bytes(self.con)
+        try:
+            return interruptible(self.con, lambda: query_arrow(self.con, statement, limit),
+                                 self.timeout)
+        except duckdb.InterruptException:
+            raise
+        except duckdb.Error as exc:
+            raise TracewhError(duckdb_message(exc)) from None
+
+    # --- closing ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._owned and self.con is not None:
+            self.con.close()
+        self.con = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -> None:
+    """DuckDB's own guards for a query connection: no file or network access, settings frozen,
+    and with `memory_limit` a bound of its own (a read-only connection otherwise keeps DuckDB's
+    default, 80% of the machine's memory). guard.py checks the statements themselves.
+
+    Applies to the connection's whole database instance and cannot be undone, so call it on a
+    connection made for one command and close it afterwards.
+    """
+    from .warehouse import set_memory_limit
+
+    if memory_limit is not None:
+        set_memory_limit(con, memory_limit)
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
