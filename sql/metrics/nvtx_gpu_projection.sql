@@ -4,7 +4,7 @@
 -- unit: ns
 -- grain: run_id, rank, domain, name
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional)
--- uses: gpu_op_calls, nvtx_ranges, scope
+-- uses: gpu_op_calls, intervals, nvtx_ranges, scope
 -- see: nsys recipe nvtx_gpu_proj_sum, nsys stats -r nvtx_gpu_proj_trace
 --
 -- nsys' definition (nvtx_gpu_proj_trace): a GPU op (kernel, memcpy, memset) belongs to an NVTX
@@ -26,7 +26,7 @@
 -- complexity: O(R + C + P): R ranges, C launching calls, P (call, enclosing range) pairs, plus a
 --   range's length over the bucket width (a range that never ends spans its thread's calls);
 --   hash joins and aggregates only: no sort of the ranges, no per-thread cross join, and no
---   intermediate result the size of the ranges or pairs is kept (one streaming pass).
+--   table of ranges or pairs is stored (the ranges are read again by each join).
 -- How: each thread's timeline, from its first launching call to its last, is cut into buckets of
 -- width W, the mean gap between its calls (so a bucket holds about one call). A range covers
 -- the buckets from the one holding its start to the one holding its end (clipped to the calls'
@@ -36,9 +36,8 @@
 -- pairs cost time linear in ranges and calls, where the plain join is quadratic in ranges per
 -- thread (609 k on one thread of a one-minute capture). Range names are read only for the
 -- ranges that launched something. Busy time: an op alone on its rank's timeline
--- (gpu_ops.alone) adds its duration to any union; the few others travel with their call as a
--- list, and each range's union of them is one sorted pass over its list (list_reduce: a
--- running reach and total), which keeps the pairs from being stored for intervals_union.
+-- (gpu_ops.alone) adds its duration to any union; the few others travel with their call and
+-- meet their ranges by the same join, restricted to those calls, before intervals_union.
 WITH calls AS (
     -- one row per launching call (a graph launch runs several ops): its ops' first start, last
     -- end, the time of those alone on their timeline and the spans of the others
@@ -89,29 +88,37 @@ WITH calls AS (
     UNION ALL
     SELECT file_id, range_id, start_ns, end_ns, unnest(range(first_key + 1, last_key))
     FROM ranges WHERE last_key > first_key + 1
+), keyed_calls AS NOT MATERIALIZED (
+    SELECT c.*, t.thread_no * 4294967296 + (c.call_start_ns - t.first_ns) // t.width_ns AS key
+    FROM calls c JOIN threads t USING (file_id, pid, tid)
 ), per_range AS (
     -- each launching call with every range that holds it, summed per range
-    SELECT b.file_id, b.range_id, any_value(b.end_ns - b.start_ns) AS range_ns,
-           count(*) AS gpu_ops, max(c.last_ns) - min(c.first_ns) AS proj_ns,
-           sum(c.alone_ns) AS alone_ns,
-           flatten(list(c.crowded) FILTER (WHERE c.crowded IS NOT NULL)) AS crowded
-    FROM (SELECT c.*, t.thread_no * 4294967296 + (c.call_start_ns - t.first_ns) // t.width_ns
-                          AS key
-          FROM calls c JOIN threads t USING (file_id, pid, tid)) c
+    SELECT b.file_id, b.range_id, count(*) AS gpu_ops,
+           max(c.last_ns) - min(c.first_ns) AS proj_ns, sum(c.alone_ns) AS alone_ns
+    FROM keyed_calls c
     JOIN range_buckets b ON b.key = c.key
                         AND b.start_ns <= c.call_start_ns AND c.call_end_ns <= b.end_ns
     GROUP BY b.file_id, b.range_id
+), crowded AS (
+    -- the ops that overlap others with the ranges holding their call, one integer group per
+    -- range for intervals_union (the same join, for the few calls that have such ops)
+    SELECT dense_rank() OVER (ORDER BY b.file_id, b.range_id) AS grp, b.file_id, b.range_id,
+           o.s AS start_ns, o.e AS end_ns
+    FROM (SELECT *, unnest(crowded) AS o FROM keyed_calls WHERE crowded IS NOT NULL) c
+    JOIN range_buckets b ON b.key = c.key
+                        AND b.start_ns <= c.call_start_ns AND c.call_end_ns <= b.end_ns
+), busy AS (
+    SELECT any_value(file_id) AS file_id, any_value(range_id) AS range_id,
+           sum(end_ns - start_ns) AS busy_ns
+    FROM intervals_union(crowded) GROUP BY grp
 ), projected AS (
-    SELECT n.run_id, n.rank, n.domain, n.name, p.range_ns, p.gpu_ops, p.proj_ns,
-           -- |U crowded|: sorted by start, each span adds what it reaches past the ones before
-           p.alone_ns + coalesce(list_reduce(
-               list_sort(p.crowded),
-               lambda acc, x: {'s': acc.s + greatest(0, x.e - greatest(x.s, acc.e)),
-                               'e': greatest(acc.e, x.e)},
-               {'s': CAST(0 AS BIGINT), 'e': CAST(-9223372036854775808 AS BIGINT)}).s, 0)
-               AS busy_ns
+    SELECT n.run_id, n.rank, n.domain, n.name,
+           coalesce(n.end_ns, f.last_ns) - n.start_ns AS range_ns, p.gpu_ops, p.proj_ns,
+           p.alone_ns + coalesce(b.busy_ns, 0) AS busy_ns
     FROM per_range p
     JOIN nvtx_ranges n USING (file_id, range_id)
+    JOIN file_last f USING (file_id)
+    LEFT JOIN busy b USING (file_id, range_id)
 )
 SELECT
     run_id,
