@@ -50,9 +50,10 @@ WITH calls AS (
     WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
       AND iteration_in(g.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
     GROUP BY g.file_id, g.pid, g.launch_tid, g.launch_ns, g.launch_end_ns, g.correlation_id
-), threads AS (
+), threads AS MATERIALIZED (
     -- each thread's calls span [first_ns, last_ns] in buckets of width_ns (about one call
     -- each); a bucket's key is thread_no * 2^32 + its number from the thread's first call
+    -- (stored: every join must see the same thread_no)
     SELECT *, row_number() OVER () AS thread_no
     FROM (SELECT file_id, pid, tid, min(call_start_ns) AS first_ns, max(call_start_ns) AS last_ns,
                  CAST(greatest(1, (max(call_start_ns) - min(call_start_ns)) // count(*)) AS BIGINT)
