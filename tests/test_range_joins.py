@@ -25,6 +25,7 @@ import tracewh
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths
 from tracewh.metrics import find_metric, run_metric
+from test_metric_nvtx_gpu_projection import union_length
 
 SPEC = JobSpec(world_size=2, iterations=3, layers=2, seed=7, autograd_nvtx=True, stray_nvtx=True)
 RANGE_TYPES = (59, 60, 70, 71)  # push/pop and start/end, registered-string variants included
@@ -42,16 +43,6 @@ def job(tmp_path_factory):
     assert [r.status for r in results] == ["ingested"] * len(truth.files)
     yield truth, con
     con.close()
-
-
-def union_length(intervals) -> int:
-    total, end = 0, None
-    for s, e in sorted(intervals):
-        if end is None or s > end:
-            total, end = total + e - s, e
-        elif e > end:
-            total, end = total + e - end, e
-    return total
 
 
 def raw_ranges(db) -> list[tuple]:
