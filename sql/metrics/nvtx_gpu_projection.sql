@@ -23,101 +23,103 @@
 --   gpu_busy_ns     per range, the time at least one of its ops ran (|U ops|), summed
 --   range_total_ns  the ranges' own (CPU) durations, summed
 -- iteration_from / iteration_to keep ops launched in those iterations (inclusive).
--- How (the answers of the plain range join, without its cost: 21 s on 8 M ops, as every op met
--- every range of its thread): each thread's timeline is cut at every range start and end into
--- segments through which the same ranges are open. Each op finds the segment holding its
--- call's start by a hash join on a time bucket (no sort of the ops); the ranges open there are
--- the ones that can hold the call, and do when they end no earlier than it. When all of them
--- do (nearly always), the op is summed into its segment's totals, which each open range then
--- adds up; the few other ops are paired with their ranges one by one. Busy time: an op alone on
--- its rank's timeline (gpu_ops.alone) adds its duration to any union, so only the others go
--- through intervals_union.
-WITH ops AS (
+-- complexity: O(R + C + P): R ranges, C launching calls, P (call, enclosing range) pairs, plus a
+--   range's length over the bucket width (a range that never ends spans its thread's calls);
+--   hash joins and aggregates only: no sort of the ranges, no per-thread cross join, and no
+--   table of ranges or pairs is stored (the ranges are read again by each join).
+-- How: each thread's timeline, from its first launching call to its last, is cut into buckets of
+-- width W, the mean gap between its calls (so a bucket holds about one call). A range covers
+-- the buckets from the one holding its start to the one holding its end (clipped to the calls'
+-- span: ranges outside it launched nothing); each call meets, by a hash join on (thread, bucket
+-- of its start), only the ranges covering that bucket, and the containment test keeps the
+-- pairs. Autograd ranges (one per aten op) are shorter than W and cover one or two buckets, so
+-- pairs cost time linear in ranges and calls, where the plain join is quadratic in ranges per
+-- thread (609 k on one thread of a one-minute capture). Range names are read only for the
+-- ranges that launched something. Busy time: an op alone on its rank's timeline
+-- (gpu_ops.alone) adds its duration to any union; the few others travel with their call and
+-- meet their ranges by the same join, restricted to those calls, before intervals_union.
+WITH calls AS (
+    -- one row per launching call (a graph launch runs several ops): its ops' first start, last
+    -- end, the time of those alone on their timeline and the spans of the others
     SELECT g.file_id, g.pid, g.launch_tid AS tid, g.launch_ns AS call_start_ns,
-           g.launch_end_ns AS call_end_ns, g.correlation_id,
-           g.start_ns, g.end_ns, g.alone
+           g.launch_end_ns AS call_end_ns,
+           min(g.start_ns) AS first_ns, max(g.end_ns) AS last_ns,
+           coalesce(sum(g.end_ns - g.start_ns) FILTER (WHERE g.alone), 0) AS alone_ns,
+           list({'s': g.start_ns, 'e': g.end_ns}) FILTER (WHERE NOT g.alone) AS crowded
     FROM gpu_op_calls g
     WHERE scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
       AND iteration_in(g.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-), ranges AS (
-    -- one integer group per range for the interval macros
-    SELECT dense_rank() OVER (ORDER BY file_id, range_id) AS grp, *
-    FROM (SELECT run_id, rank, file_id, pid, tid, range_id, domain, name, start_ns,
-                 coalesce(end_ns, max(greatest(start_ns, coalesce(end_ns, start_ns)))
-                                  OVER (PARTITION BY file_id)) AS end_ns
-          FROM nvtx_ranges
-          WHERE kind IN ('push_pop', 'start_end', 'annotation')
-            AND scope_match(run_id, rank, getvariable('run'), getvariable('rank')))
-), segments AS (
-    -- each thread's timeline cut at every range start and every range end + 1: the ranges open
-    -- (start <= t <= end) are the same all through a segment [segment_ns, segment_end_ns)
-    SELECT file_id, pid, tid, ts AS segment_ns,
-           lead(ts) OVER (PARTITION BY file_id, pid, tid ORDER BY ts) AS segment_end_ns
-    FROM (SELECT file_id, pid, tid, start_ns AS ts FROM ranges
-          UNION
-          SELECT file_id, pid, tid, end_ns + 1 FROM ranges)
-), open_ranges AS (
-    SELECT s.file_id, s.pid, s.tid, s.segment_ns, s.segment_end_ns, r.grp, r.end_ns
-    FROM segments s
-    JOIN ranges r ON r.file_id = s.file_id AND r.pid = s.pid AND r.tid = s.tid
-                 AND r.start_ns <= s.segment_ns AND s.segment_ns <= r.end_ns
-    WHERE s.segment_end_ns IS NOT NULL
-), open_segments AS (
-    -- min_end: an op whose call ends by then is inside every range open in the segment
-    SELECT file_id, pid, tid, segment_ns, segment_end_ns, min(end_ns) AS min_end_ns
-    FROM open_ranges GROUP BY ALL
-), bucket AS (
-    -- a bucket width holding about one segment
-    SELECT CAST(greatest(1, sum(segment_end_ns - segment_ns) // count(*)) AS BIGINT) AS width_ns
-    FROM open_segments
-), bucketed AS (
-    SELECT s.*, unnest(range(s.segment_ns // b.width_ns, (s.segment_end_ns - 1) // b.width_ns + 1))
-               AS bucket
-    FROM open_segments s, bucket b
-), placed AS (
-    SELECT o.*, s.segment_ns, o.call_end_ns <= s.min_end_ns AS in_all
-    FROM (SELECT o.*, o.call_start_ns // b.width_ns AS bucket FROM ops o, bucket b) o
-    JOIN bucketed s ON s.file_id = o.file_id AND s.pid = o.pid AND s.tid = o.tid
-                   AND s.bucket = o.bucket
-                   AND s.segment_ns <= o.call_start_ns AND o.call_start_ns < s.segment_end_ns
-), per_segment AS (
-    -- the ops inside every range open in their segment, summed per segment
-    SELECT file_id, pid, tid, segment_ns,
-           count(DISTINCT correlation_id) AS gpu_ops, min(start_ns) AS first_ns,
-           max(end_ns) AS last_ns, sum(end_ns - start_ns) FILTER (WHERE alone) AS alone_ns
-    FROM placed WHERE in_all
-    GROUP BY ALL
-), held AS (
-    -- the ops summed below one by one (not inside every open range, or overlapping other ops),
-    -- each with the ranges open in its segment that hold its call
-    SELECT r.grp, o.correlation_id, o.start_ns, o.end_ns, o.alone, o.in_all
-    FROM placed o
-    JOIN open_ranges r ON r.file_id = o.file_id AND r.pid = o.pid AND r.tid = o.tid
-                      AND r.segment_ns = o.segment_ns AND o.call_end_ns <= r.end_ns
-    WHERE NOT (o.in_all AND o.alone)
-), per_range AS (
-    SELECT r.grp, a.gpu_ops, a.first_ns, a.last_ns, a.alone_ns
-    FROM per_segment a
-    JOIN open_ranges r USING (file_id, pid, tid, segment_ns)
+    GROUP BY g.file_id, g.pid, g.launch_tid, g.launch_ns, g.launch_end_ns, g.correlation_id
+), threads AS MATERIALIZED (
+    -- each thread's calls span [first_ns, last_ns] in buckets of width_ns (about one call
+    -- each); a bucket's key is thread_no * 2^32 + its number from the thread's first call
+    -- (stored: every join must see the same thread_no)
+    SELECT *, row_number() OVER () AS thread_no
+    FROM (SELECT file_id, pid, tid, min(call_start_ns) AS first_ns, max(call_start_ns) AS last_ns,
+                 CAST(greatest(1, (max(call_start_ns) - min(call_start_ns)) // count(*)) AS BIGINT)
+                     AS width_ns
+          FROM calls GROUP BY ALL)
+), file_last AS (
+    -- a range still open at the end of the capture ends at the file's last NVTX timestamp
+    SELECT file_id, max(greatest(start_ns, coalesce(end_ns, start_ns))) AS last_ns
+    FROM nvtx_ranges
+    WHERE kind IN ('push_pop', 'start_end', 'annotation')
+      AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
+    GROUP BY file_id
+), ranges AS NOT MATERIALIZED (
+    -- the ranges that reach their thread's calls, with the keys of their first and last bucket
+    -- (read again by each branch of range_buckets rather than stored)
+    SELECT r.file_id, r.range_id, r.start_ns, r.end_ns,
+           t.thread_no * 4294967296 + (greatest(r.start_ns, t.first_ns) - t.first_ns) // t.width_ns
+               AS first_key,
+           t.thread_no * 4294967296 + (least(r.end_ns, t.last_ns) - t.first_ns) // t.width_ns
+               AS last_key
+    FROM (SELECT r.file_id, r.range_id, r.pid, r.tid, r.start_ns,
+                 coalesce(r.end_ns, f.last_ns) AS end_ns
+          FROM nvtx_ranges r JOIN file_last f USING (file_id)
+          WHERE r.kind IN ('push_pop', 'start_end', 'annotation')
+            AND scope_match(r.run_id, r.rank, getvariable('run'), getvariable('rank'))) r
+    JOIN threads t ON t.file_id = r.file_id AND t.pid = r.pid AND t.tid = r.tid
+    WHERE r.start_ns <= t.last_ns AND r.end_ns >= t.first_ns
+), range_buckets AS (
+    -- first and last bucket as they are (most ranges), the ones between unnested
+    SELECT file_id, range_id, start_ns, end_ns, first_key AS key FROM ranges
     UNION ALL
-    SELECT grp, count(DISTINCT correlation_id), min(start_ns), max(end_ns),
-           sum(end_ns - start_ns) FILTER (WHERE alone)
-    FROM held WHERE NOT in_all GROUP BY grp
-), overlapping AS (
-    SELECT grp, start_ns, end_ns FROM held WHERE NOT alone
+    SELECT file_id, range_id, start_ns, end_ns, last_key FROM ranges WHERE last_key > first_key
+    UNION ALL
+    SELECT file_id, range_id, start_ns, end_ns, unnest(range(first_key + 1, last_key))
+    FROM ranges WHERE last_key > first_key + 1
+), keyed_calls AS NOT MATERIALIZED (
+    SELECT c.*, t.thread_no * 4294967296 + (c.call_start_ns - t.first_ns) // t.width_ns AS key
+    FROM calls c JOIN threads t USING (file_id, pid, tid)
+), per_range AS (
+    -- each launching call with every range that holds it, summed per range
+    SELECT b.file_id, b.range_id, count(*) AS gpu_ops,
+           max(c.last_ns) - min(c.first_ns) AS proj_ns, sum(c.alone_ns) AS alone_ns
+    FROM keyed_calls c
+    JOIN range_buckets b ON b.key = c.key
+                        AND b.start_ns <= c.call_start_ns AND c.call_end_ns <= b.end_ns
+    GROUP BY b.file_id, b.range_id
+), crowded AS (
+    -- the ops that overlap others with the ranges holding their call, one integer group per
+    -- range for intervals_union (the same join, for the few calls that have such ops)
+    SELECT dense_rank() OVER (ORDER BY b.file_id, b.range_id) AS grp, b.file_id, b.range_id,
+           o.s AS start_ns, o.e AS end_ns
+    FROM (SELECT *, unnest(crowded) AS o FROM keyed_calls WHERE crowded IS NOT NULL) c
+    JOIN range_buckets b ON b.key = c.key
+                        AND b.start_ns <= c.call_start_ns AND c.call_end_ns <= b.end_ns
 ), busy AS (
-    SELECT grp, sum(end_ns - start_ns) AS busy_ns FROM intervals_union(overlapping) GROUP BY grp
+    SELECT any_value(file_id) AS file_id, any_value(range_id) AS range_id,
+           sum(end_ns - start_ns) AS busy_ns
+    FROM intervals_union(crowded) GROUP BY grp
 ), projected AS (
-    SELECT p.grp, any_value(r.run_id) AS run_id, any_value(r.rank) AS rank,
-           any_value(r.domain) AS domain, any_value(r.name) AS name,
-           any_value(r.end_ns - r.start_ns) AS range_ns,
-           sum(p.gpu_ops) AS gpu_ops,
-           max(p.last_ns) - min(p.first_ns) AS proj_ns,
-           coalesce(sum(p.alone_ns), 0) + coalesce(any_value(b.busy_ns), 0) AS busy_ns
+    SELECT n.run_id, n.rank, n.domain, n.name,
+           coalesce(n.end_ns, f.last_ns) - n.start_ns AS range_ns, p.gpu_ops, p.proj_ns,
+           p.alone_ns + coalesce(b.busy_ns, 0) AS busy_ns
     FROM per_range p
-    JOIN ranges r USING (grp)
-    LEFT JOIN busy b USING (grp)
-    GROUP BY p.grp
+    JOIN nvtx_ranges n USING (file_id, range_id)
+    JOIN file_last f USING (file_id)
+    LEFT JOIN busy b USING (file_id, range_id)
 )
 SELECT
     run_id,

@@ -6,6 +6,8 @@
 -- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
 -- uses: nvtx_ranges, scope, sources
+-- complexity: O(R): one hash aggregate over the ranges; no join of ranges to anything (the
+--   sources join is one row per file)
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
 -- `:name`; so is a domain whose NvtxDomainCreate event is not in the export, such as NCCL's in a

@@ -44,6 +44,16 @@ Files: ``<prefix>rank<R>.sqlite`` (one report per rank, each with its own utcEpo
 host ``node<k>``) or, with ``ranks_per_file > 1``, ``<prefix>node<k>.sqlite`` holding consecutive
 ranks as processes of one torchrun report (one timeline, GPU ids 0..ranks_per_file-1).
 
+``JobSpec(autograd_nvtx=True)`` adds what ``nsys profile --pytorch=autograd-nvtx`` records: one NVTX
+push/pop range per aten op, nested as in a real capture (``ProfilerStep#N > forward > aten::linear >
+aten::t > aten::transpose > aten::as_strided``: depth 5), each kernel's launching call inside its
+innermost op's range, names with their ``seq`` and ``op_id`` suffixes; backward runs on the autograd
+thread (``pt_autograd_0``: its launches, ranges and the AllReduce), as PyTorch's engine does.
+``JobSpec(stray_nvtx=True)`` adds the ranges a range join gets wrong most easily: per step two
+start/end ranges that overlap each other and cross the push/pop ranges without nesting, and ranges
+that never end (a push/pop ``train`` range around the whole job, a start/end range opened in the
+last step): their ``end`` is NULL, as in a capture stopped before they close.
+
 ``JobSpec(memory_usage=True)`` adds what ``nsys profile --cuda-memory-usage=true`` exports
 (CUDA_GPU_MEMORY_USAGE_EVENTS, made by cudaMalloc/cudaFree calls; ``JobTruth.memory``); off by
 default, so the default files stay byte-identical.
@@ -118,6 +128,9 @@ class JobSpec:
     data_loader_ns: int = 0  # each step starts with a DataLoader __next__ range this long (ns)
     checkpoint_every: int = 0  # every Nth step ends with a checkpoint write (OS runtime calls)
     sync_stalls: bool = False  # sync rows, a blocking cudaMemcpy, a pageable copy, cudaDeviceSynchronize
+    # NVTX shapes of real captures, off by default (see the module docstring):
+    autograd_nvtx: bool = False  # one nested push/pop range per aten op; backward on the autograd thread
+    stray_nvtx: bool = False  # overlapping non-nested start/end ranges and ranges that never end
 
     @property
     def host_causes(self) -> bool:
@@ -439,6 +452,14 @@ SENDRECV = _nccl("ncclDevKernel_SendRecv")
 # copy kind -> (ENUM_CUDA_MEMCPY_OPER id, srcKind, dstKind, bytes per ns); mem kinds: 0 pageable, 1 pinned, 2 device
 COPY_KINDS = {"HtoD": (1, 1, 2, 24.0), "DtoH": (2, 2, 0, 12.0), "DtoD": (8, 2, 2, 1500.0)}
 
+# autograd_nvtx: the ops around a launch (outermost first; the last one's call launches the kernel)
+ATEN_CHAINS = {
+    "gemm": ("aten::linear", "aten::addmm"),
+    "other": ("aten::to", "aten::_to_copy", "aten::copy_"),
+    "backward_gemm": ("autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0", "aten::mm"),
+    "backward": ("autograd::engine::evaluate_function: MulBackward0", "MulBackward0", "aten::mul"),
+}
+AUTOGRAD_TID = 50  # pt_autograd_0's tid - pid (ThreadNames)
 DATA_LOADER_RANGE = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 GPU = dict(name="NVIDIA H100 80GB HBM3", l2=52428800, memory=85899345920, bandwidth=3352320000000,
            clock=1980000000, sms=132, chip="GH100")
@@ -583,7 +604,7 @@ class _Report:
         rows = [(self.sid(name), prio, global_tid(pid, tid)) for tid, name, prio in threads]
         for rank in self.ranks:
             threads = [(0, "python3", 20), (2, "[NSys]", 20), (11, "CUPTI worker th", 20),
-                       (44, "pt_nccl_watchdg", 20), (50, "pt_autograd_0", 20)]
+                       (44, "pt_nccl_watchdg", 20), (AUTOGRAD_TID, "pt_autograd_0", 20)]
             rows += [(self.sid(name), prio, global_tid(rank.pid, rank.pid + dt)) for dt, name, prio in threads]
         return rows
 
@@ -665,6 +686,8 @@ class _Rank:
         self.pid = report.launcher_pid + 19 + local
         self.gpid = global_tid(self.pid, 0)
         self.gtid = global_tid(self.pid, self.pid)  # main thread: tid == pid
+        self.autograd_gtid = global_tid(self.pid, self.pid + AUTOGRAD_TID)
+        self.op_id = 990_000  # autograd_nvtx: the next aten op's op_id (and seq)
         self.device_id, self.context_id = local, local + 1
         self.off, self.utc0 = report.offset, spec.utc_start_ns
         self.cpu = job_start + self.rng.randrange(0, 3_000_000)
@@ -733,9 +756,10 @@ class _Rank:
         self._log("os", start, end)
 
     def _range(self, start: int, end: int, text: str | None = None, text_id: int | None = None,
-               domain: int = 0) -> None:
+               domain: int = 0, event_type: int = 59) -> None:
+        """A push/pop range (event type 59), or a start/end range (60) on the same thread."""
         self.nvtx_ranges += 1
-        self._nvtx(start, end, 59, text, text_id, domain)
+        self._nvtx(start, end, event_type, text, text_id, domain)
 
     def _nvtx(self, start: int, end: int | None, event_type: int, text: str | None, text_id: int | None,
               domain: int) -> None:
@@ -761,6 +785,7 @@ class _Rank:
         host = None if self.host is None else self.host.append
         new_tuple = tuple.__new__
         t, free, corr, grid_id = self.cpu, self.compute_free, self.corr, self.grid_id
+        aten = self._aten_ranges if report.spec.autograd_nvtx else None
         for kt, type_id in kernels:
             api_start = t + 800 + int(1_500 * rnd())
             paced = free - 300_000 - int(700_000 * rnd())  # the CPU runs 0.3-1 ms ahead of the GPU
@@ -768,6 +793,8 @@ class _Rank:
                 api_start = paced
             t = api_start + 2_500 + int(4_000 * rnd())
             runtime((api_start - off, t - off, 0, gtid, corr, launch_id, 0, None))
+            if aten is not None:
+                aten(phase, kt, api_start, t)
             if host is not None:
                 host(("launch", utc0 + api_start, utc0 + t))
             u = rnd()  # ~3% of kernels follow an idle gap, the rest ~1-3 us after their predecessor
@@ -784,6 +811,23 @@ class _Rank:
             grid_id += 1
         self.runtime_calls += len(kernels)
         self.cpu, self.compute_free, self.corr, self.grid_id = t, free, corr, grid_id
+
+    def _aten_ranges(self, phase: str, kt: KernelType, api_start: int, api_end: int) -> None:
+        """autograd_nvtx: the aten op ranges around one launch (api_start..api_end), as PyTorch's
+        autograd NVTX writes them: the op, a child that launches nothing (aten::t > aten::transpose >
+        aten::as_strided) and the chain down to the op whose call launches the kernel. All within
+        500 ns before and 200 ns after the call, so neighbouring launches' ranges never touch."""
+        gemm = kt.mangled == kt.name  # cuBLAS / nvjet
+        chain = (ATEN_CHAINS["gemm" if gemm else "other"] if phase != "backward"
+                 else ATEN_CHAINS["backward_gemm" if gemm else "backward"])
+        a, b = api_start, api_end
+        names = [chain[0], "aten::t", "aten::transpose", "aten::as_strided", *chain[1:]]
+        spans = [(a - 500, b + 200), (a - 450, a - 250), (a - 420, a - 280), (a - 390, a - 310)]
+        spans += [(a - 200 + 20 * i, b + 150 - 20 * i) for i in range(len(chain) - 1)]
+        for name, (start, end) in zip(names, spans):
+            self.op_id += 1
+            self._range(start, end, f"{name}, seq = {self.op_id // 3}, op_id = {self.op_id}"
+                        if name == chain[0] else f"{name}, op_id = {self.op_id}")
 
     def _gpu_op_start(self, api_start: int) -> int:
         """Memory operations queue on the compute stream like kernels."""
@@ -856,6 +900,9 @@ class _Rank:
     def begin(self) -> None:
         self._nvtx(self._step(0, 1_000), None, 75, "NCCL", None, 1)  # NCCL registers its domain at init
         self._mark("train:begin")
+        if self.report.spec.stray_nvtx:  # pushed and never popped: the capture stops first
+            self.nvtx_ranges += 1
+            self._nvtx(self._step(1_000, 1_000), None, 59, "train", None, 0)
         if self.report.spec.memory_usage:
             self._memory_begin()
 
@@ -877,10 +924,14 @@ class _Rank:
             self._memory_forward(n, layers)
         self.fwd = (fwd_start, self._step(2_000, 2_000))
         bwd_start = self._step(5_000, 5_000)
+        main = self.gtid
+        if self.report.spec.autograd_nvtx:  # PyTorch's autograd engine runs backward on its own thread
+            self.gtid = self.autograd_gtid
         for layer in range(layers):
             self._compute("backward", n)
             if layer == layers // 2:
                 self._nccl_range("ncclAllReduce", 8_000, lambda: self._launch_nccl(ALLREDUCE, n))
+        self.gtid = main
         if self.report.spec.memory_usage:
             self._memory_backward(n, layers)
         self.bwd = (bwd_start, self._step(2_000, 2_000))
@@ -915,9 +966,22 @@ class _Rank:
         self._range(*self.fwd, "forward")
         self._range(*self.bwd, "backward")
         self._range(opt_start, opt_end, "optimizer")
+        if spec.stray_nvtx:
+            self._stray_ranges(n, step_end)
         if self.host is not None:
             self.phase_spans += [("forward", *self.fwd), ("backward", *self.bwd), ("optimizer", opt_start, opt_end)]
         self.steps.append((n, self.utc0 + self.step_start, self.utc0 + step_end))
+
+    def _stray_ranges(self, n: int, step_end: int) -> None:
+        """stray_nvtx: two start/end ranges that overlap each other and cross forward, backward and
+        the step's end without nesting (the second a phase by its name); in the last step one more
+        that never ends."""
+        (f0, f1), (b0, b1) = self.fwd, self.bwd
+        self._range(f0 + (f1 - f0) // 3, b0 + (b1 - b0) // 2, "prefetch", event_type=60)
+        self._range(f0 + 2 * (f1 - f0) // 3, step_end + 20_000, "zero.optimizer_step", event_type=60)
+        if n == FIRST_STEP + self.report.spec.iterations - 1:
+            self.nvtx_ranges += 1
+            self._nvtx(f0 + (f1 - f0) // 2, None, 60, "checkpoint_pending", None, 0)
 
     def _checkpoint(self) -> None:
         """torch.save of the state: wait for the whole device, then open, write, fsync, close."""
