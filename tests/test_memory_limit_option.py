@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import sys
 
 import pytest
@@ -54,3 +55,22 @@ def test_a_real_limit_still_answers():
     done = tracewh("sql", "SELECT current_setting('memory_limit') AS m", "--db",
                    str(SAMPLE / "sample.duckdb"), "--memory-limit=512MB", "--format", "csv")
     assert done.returncode == 0 and done.stdout.splitlines() == ["m", "488.2 MiB"], done.stderr
+
+
+@pytest.mark.parametrize("query", ["SELECT len(list(range(3000000000)))",
+                                   "SELECT length(repeat('x', 3000000000))"])
+def test_a_query_allocating_outside_duckdbs_limit_stays_bounded(query):
+    """Issue 40, item 3: these allocate outside DuckDB's buffer manager (4 GB of RSS in 8 s at
+    a 1 GB limit, and --timeout did not stop them). The CLI's process is held to twice the
+    limit plus 1 GiB and a stack per thread (session.bound_process_memory): one line, at once."""
+    command = [*TRACEWH, "sql", query, "--db", str(SAMPLE / "sample.duckdb"),
+               "--memory-limit=512MB", "--timeout", "3"]
+    started = time.monotonic()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(child.pid, 0)
+    stderr = child.stderr.read()
+    assert time.monotonic() - started < 30
+    assert os.waitstatus_to_exitcode(status) == 1
+    assert stderr.strip() == ("Error: the query needs more memory than --memory-limit (488 MiB) "
+                              "allows - narrow it (WHERE, GROUP BY, LIMIT) or raise --memory-limit")
+    assert usage.ru_maxrss * 1024 < 2 * 512e6 + 2**30  # the stated bound

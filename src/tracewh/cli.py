@@ -113,7 +113,7 @@ def _session(db: Path | None, wait: float, **options):
     from .session import Session
 
     path = _db(db)
-    with Session(path, wait=wait, on_wait=_waiting, **options) as session:
+    with Session(path, wait=wait, on_wait=_waiting, bound_process=True, **options) as session:
         try:
             yield session
         except duckdb.Error as exc:  # e.g. a damaged page met while reading

@@ -15,6 +15,7 @@ memory cap and the timeout, and closes. `tracewh query`, `sql`, `summary`, `diff
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -31,12 +32,14 @@ class Session:
     `wait`: seconds to wait while another tracewh holds the file (`on_wait` is told once).
     `memory_limit`: DuckDB's limit, and the most a result may hold ('1GB'; None: DuckDB's
     default). `timeout`: seconds after which a query is stopped (None: never). `lock=False`
-    leaves file access on, for an export that writes Parquet through DuckDB.
+    leaves file access on, for an export that writes Parquet through DuckDB. `bound_process`
+    (the CLI's own process only): the whole process is held near the limit too
+    (bound_process_memory).
     """
 
     def __init__(self, db: str | Path | None = None, *, wait: float = 0.0,
                  on_wait: Callable[[str], None] | None = None, memory_limit: str | None = None,
-                 timeout: float | None = None, lock: bool = True):
+                 timeout: float | None = None, lock: bool = True, bound_process: bool = False):
         from .warehouse import checked_memory_limit, default_db_path, open_read_only
 
         if memory_limit is not None:
@@ -47,6 +50,8 @@ class Session:
         self._owned = True
         try:
             self._guard(memory_limit, lock)
+            if bound_process and memory_limit is not None:
+                bound_process_memory(self.con)
         except BaseException:
             self.close()
             raise
@@ -95,8 +100,9 @@ class Session:
         given = {k: v for k, v in {**(params or {}), **values}.items() if v is not None}
         check_params(self.con, chosen.name, bind_values(chosen, given))
         limit = memory_limit_bytes(self.con)
-        return interruptible(self.con, lambda: run_metric(self.con, chosen, given, limit),
-                             self.timeout)
+        with _out_of_memory_said(limit):
+            return interruptible(self.con, lambda: run_metric(self.con, chosen, given, limit),
+                                 self.timeout)
 
     def sql(self, statement: str) -> pa.Table:
         """One ad-hoc read-only query over the views and tables (guard.check_query refuses
@@ -110,8 +116,9 @@ class Session:
         check_query(statement, *warehouse_relations(self.con))
         limit = memory_limit_bytes(self.con)
         try:
-            return interruptible(self.con, lambda: query_arrow(self.con, statement, limit),
-                                 self.timeout)
+            with _out_of_memory_said(limit):
+                return interruptible(self.con, lambda: query_arrow(self.con, statement, limit),
+                                     self.timeout)
         except duckdb.InterruptException:
             raise
         except duckdb.Error as exc:
@@ -145,3 +152,41 @@ def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -
         set_memory_limit(con, memory_limit)
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
+
+
+# Room beyond DuckDB's limit for Python, the Arrow result (up to the limit again) and each
+# DuckDB thread's stack
+_PROCESS_ROOM = 1 << 30
+_THREAD_ROOM = 16 << 20
+
+
+def bound_process_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Hold this process's data segment (RLIMIT_DATA, soft) to twice DuckDB's memory limit plus
+    room for Python and threads. Some DuckDB functions allocate outside its buffer manager
+    (`list(range(3e9))`, `repeat('x', 3e9)`: 4 GB of RSS in 8 s at a 1 GB limit); with the bound
+    they fail at once with DuckDB's "Out of Memory Error". Only for a process of its own (the
+    CLI): a soft limit lasts the process's life."""
+    import resource
+
+    from .warehouse import first_row, memory_limit_bytes
+
+    threads = int(first_row(con, "SELECT current_setting('threads')")[0])
+    bound = 2 * memory_limit_bytes(con) + _PROCESS_ROOM + threads * _THREAD_ROOM
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:
+        bound = min(bound, hard)
+    if soft == resource.RLIM_INFINITY or soft > bound:
+        resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
+
+
+@contextmanager
+def _out_of_memory_said(limit: int):
+    """DuckDB's "Out of Memory Error" as one line that says what to do."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.OutOfMemoryException:
+        raise TracewhError(f"the query needs more memory than --memory-limit "
+                           f"({limit / 2**20:,.0f} MiB) allows - narrow it (WHERE, GROUP BY, "
+                           "LIMIT) or raise --memory-limit") from None
