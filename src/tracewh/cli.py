@@ -736,6 +736,10 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         problems = check_warehouse(con)
         sources = con.execute("SELECT count(*) FROM store.sources").fetchall()[0][0] \
             if not problems else None
+        # which time base each source's times came from (store.sources.time_base)
+        bases = [] if problems else con.execute(
+            "SELECT count(*), coalesce(time_base, 'not recorded') FROM store.sources "
+            "GROUP BY ALL ORDER BY 2").fetchall()
     except TracewhError as exc:
         _fail(str(exc))
     finally:
@@ -749,6 +753,9 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         raise typer.Exit(1)
     err.print(f"{path}: consistent ({sources} source(s); every view answers)", highlight=False,
               soft_wrap=True, markup=False)
+    if bases:
+        err.print("time bases: " + "; ".join(f"{n} {base}" for n, base in bases), highlight=False,
+                  soft_wrap=True, markup=False)
 
 
 @app.command()
@@ -1074,12 +1081,15 @@ def generate_nsys(
     iterations: Annotated[int, typer.Option(help="Training iterations")] = 5,
     layers: Annotated[int, typer.Option(help="Model layers (kernels per iteration scale with it)")] = 4,
     seed: Annotated[int, typer.Option()] = 0,
+    ts_normalize: Annotated[bool, typer.Option(
+        help="Times as 'nsys export --ts-normalize=true' writes them: already UTC epoch ns")] = False,
 ) -> None:
     """Write an nsys SQLite export per rank for a synthetic job with known true numbers."""
     from .generate.nsys import JobSpec, generate_job
 
     truth = generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
-                                      iterations=iterations, layers=layers, seed=seed))
+                                      iterations=iterations, layers=layers, seed=seed,
+                                      ts_normalize=ts_normalize))
     for path in truth.files:
         err.print(f"wrote {path}", highlight=False, markup=False)
 

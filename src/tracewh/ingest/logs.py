@@ -182,4 +182,4 @@ def load(con, decoded: DecodedLog, run_id: str, file_id: int):
         con.unregister("_log_lines")
     stamps = [s for s in decoded.table.column("ts_ns").to_pylist() if s is not None]
     return SourceFacts("training-log", None, None, True, min(stamps) if stamps else None, None,
-                       decoded.warnings)
+                       decoded.warnings, time_base="the lines' time stamps")

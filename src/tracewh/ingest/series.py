@@ -92,4 +92,5 @@ def load(con, path: Path, found: SeriesLayout, run_id: str, file_id: int, host: 
     warnings = []
     if found.time_unit == "text" and found.tz_offset_ns == 0:
         warnings.append("time stamps without a zone taken as UTC (--series-tz to say otherwise)")
-    return SourceFacts("series-csv", None, None, True, first[0][0], host, warnings)
+    return SourceFacts("series-csv", None, None, True, first[0][0], host, warnings,
+                       time_base=f"time column {found.time_column!r} ({found.time_unit})")
