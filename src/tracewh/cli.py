@@ -74,8 +74,21 @@ DbOption = Annotated[
 ]
 FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", "-f", help="Output format", show_default="from the -o extension, else table")]
+
+
+def _units(text: str) -> Units:
+    """--units: ns, us, ms, s or auto, or nsys' words for them (nsec, usec, msec, sec)."""
+    try:
+        return Units(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a time unit: auto, ns, us, ms, s (or nsys' "
+                                 "nsec, usec, msec, sec)") from None
+
+
 UnitsOption = Annotated[Units, typer.Option(
-    "--units", help="Time unit of *_ns columns in a table (csv, json, parquet keep ns)")]
+    "--units", parser=_units, metavar="[auto|ns|us|ms|s]",
+    help="Time unit of *_ns durations, as nsys stats --timeunit (nsec, usec, msec, sec too); "
+         "in csv, json and parquet the columns become *_us, *_ms, *_s (UTC moments stay ns)")]
 OutputOption = Annotated[
     Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout")
 ]
