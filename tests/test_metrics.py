@@ -384,7 +384,8 @@ def test_metric_headers():
     assert [(p.name, p.type, p.optional, p.default) for p in summary.params] == [
         ("run", "text", True, None), ("rank", "int", True, None),
         ("iteration_from", "int", True, None), ("iteration_to", "int", True, None),
-        ("top", "int", True, 0),
+        ("window", "text", True, None), ("start_ns", "int", True, None),
+        ("end_ns", "int", True, None), ("top", "int", True, 0),
     ]
     assert [m.name for m in metrics.list_metrics()] == sorted(
         p.stem for p in (sql_dir() / "metrics").glob("*.sql"))
@@ -550,7 +551,9 @@ def test_lock_file_is_sorted_and_written_from_scratch(sql_copy, tmp_path):
 
 # Parameters to try in the shell, per metric (every metric also runs with none).
 SHELL_PARAMS = {
-    "gpu_kernel_summary": [{"rank": "0", "iteration_from": "2"}, {"run": "r1", "top": "1"}],
+    "gpu_kernel_summary": [{"rank": "0", "iteration_from": "2"}, {"run": "r1", "top": "1"},
+                           {"run": "r1", "window": "1s/2s"}],
+    "cuda_gpu_kern_gb_sum": [{"run": "r1", "window": "1s/", "top": "1"}],
     "gpu_trace": [{"run": "r1", "window": "1s/2s"}, {"end_ns": str(O0 + S)}],
     "run_diff": [{"base": "r2", "test": "r1", "test_rank": "1", "level": "kernel",
                   "short_names": "true", "threshold": "0.5"}],

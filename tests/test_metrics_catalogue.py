@@ -25,8 +25,8 @@ from tracewh.ingest import ingest_paths
 from tracewh.metrics import MetricError, find_metric, list_metrics, run_metric
 from tracewh.resources import sql_dir
 
-from metric_fixtures import (BASE, Nccl, Op, Rank, Run, build, cells, islands, quantile, rows,
-                             stats)
+from metric_fixtures import (BASE, NAMES, Nccl, Op, Rank, Run, build, cells, islands, quantile,
+                             rows, stats)
 
 AG = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<(unsigned long)4096>)"
 SR = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)"
@@ -671,6 +671,63 @@ def test_gpu_mem_summary(con):
         assert (r["med_ns"], r["stddev_ns"], r["med_bytes"], r["stddev_bytes"]) == pytest.approx(
             (t["med"], t["std"], b["med"], b["std"]))
         assert r["time_pct"] == pytest.approx(t["total"] * 100 / grand)
+
+
+def _gpu_op_names(o) -> tuple[str, str]:
+    """(category, operation) of a fixture op, as nsys' cuda_gpu_sum names them."""
+    if o.kind == "memcpy":
+        kind = "Host-to-Device" if o.name is None else "Device-to-Host"
+        return "MEMORY_OPER", f"[CUDA memcpy {kind}]"
+    if o.kind == "memset":
+        return "MEMORY_OPER", "[CUDA memset]"
+    return "CUDA_KERNEL", o.name or NAMES[o.kind]
+
+
+def test_cuda_gpu_sum(con):
+    got = rows(con, "cuda_gpu_sum", run="job", rank=0)
+    ops = {}
+    for o in R0.ops:
+        ops.setdefault(_gpu_op_names(o), []).append(o.end - o.start)
+    grand = sum(sum(v) for v in ops.values())
+    assert [(r["category"], r["operation"]) for r in got] == sorted(
+        ops, key=lambda k: (-sum(ops[k]), k))
+    for r in got:
+        s = stats(ops[(r["category"], r["operation"])])
+        assert (r["total_ns"], r["instances"], r["min_ns"], r["max_ns"]) == (s["total"], s["n"], s["min"], s["max"])
+        assert (r["avg_ns"], r["med_ns"], r["stddev_ns"]) == pytest.approx((s["avg"], s["med"], s["std"]))
+        assert r["time_pct"] == pytest.approx(s["total"] * 100 / grand)
+    # a UTC window keeps the ops that overlap it, bounds included: [95, 97] and [96, 96] touch 96
+    windowed = rows(con, "cuda_gpu_sum", run="job", rank=0, start_ns=BASE + 96, end_ns=BASE + 96)
+    assert {r["operation"]: r["instances"] for r in windowed} == {"[CUDA memset]": 2}
+
+
+def test_cuda_gpu_kern_gb_sum(con):
+    # the fixture's kernels have no launch configuration: one group per name, NULL dimensions
+    got = rows(con, "cuda_gpu_kern_gb_sum", run="job", rank=0)
+    kernels = {}
+    for o in R0.ops:
+        if o.kind in NAMES:
+            kernels.setdefault(o.name or NAMES[o.kind], []).append(o.end - o.start)
+    grand = sum(sum(v) for v in kernels.values())
+    assert {r["name"] for r in got} == set(kernels)
+    for r in got:
+        s = stats(kernels[r["name"]])
+        assert (r["total_ns"], r["instances"], r["min_ns"], r["max_ns"]) == (s["total"], s["n"], s["min"], s["max"])
+        assert (r["med_ns"], r["stddev_ns"]) == pytest.approx((s["med"], s["std"]))
+        assert r["time_pct"] == pytest.approx(s["total"] * 100 / grand)
+        assert (r["grid_x"], r["block_z"], r["grid_xyz"]) == (None, None, None)
+    order = [(-r["total_ns"], r["instances"], r["name"]) for r in got]
+    assert order == sorted(order)
+
+
+def test_nccl_sum(con):
+    # only the range in the NCCL domain; its ProfilerStep and forward neighbours are not NCCL's
+    got = rows(con, "nccl_sum", run="job")
+    want = {(rank.rank, name, end - start) for rank in (R0, R1) for name, start, end, domain, kind
+            in rank.ranges if domain == "NCCL" and end is not None}
+    assert {(r["rank"], r["name"], r["total_ns"]) for r in got} == want
+    assert all((r["instances"], r["style"], r["time_pct"]) == (1, "PushPop", 100.0) for r in got)
+    assert rows(con, "nccl_sum", run="job", start_ns=BASE + 7) == []
 
 
 # --- collectives across ranks -------------------------------------------------------------------

@@ -3,9 +3,9 @@
 -- summary: Time per kernel name, as nsys stats -r cuda_gpu_kern_sum prints it
 -- unit: ns
 -- grain: run_id, rank, name
--- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), top (int, default 0)
--- see: nsys stats -r cuda_gpu_kern_sum
--- uses: kernels, scope
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
+-- see: nsys stats -r cuda_gpu_kern_sum --filter-time
+-- uses: kernels, scope, sources
 --
 -- v2: short_name is filled for kernels in '(anonymous namespace)' (it was empty: kernels view)
 -- One row per kernel name on each rank, with the numbers of cuda_gpu_kern_sum:
@@ -15,14 +15,20 @@
 --   stddev_ns  sample standard deviation (n - 1); 0 for a single instance, as nsys prints 0.0
 -- nsys rounds time %, avg, median and stddev to one decimal when it prints; these are not rounded.
 -- iteration_from / iteration_to keep kernels launched in those iterations (inclusive); kernels
--- with no iteration are left out when either is set. top > 0 keeps the N names with the most
--- time on each rank (time_pct still counts every kernel of the rank).
+-- with no iteration are left out when either is set. window (`4s420ms/35s390ms`, relative to
+-- each source's start: nsys stats --filter-time) and start_ns / end_ns (UTC) keep kernels that
+-- overlap the window, bounds included: the kernels gpu_trace lists for the same window. top > 0
+-- keeps the N names with the most time on each rank (time_pct still counts every kernel kept).
 -- Shell: SET VARIABLE rank = 0; .read sql/metrics/gpu_kernel_summary.sql
 WITH picked AS (
-    SELECT run_id, rank, name, short_name, kind, dur_ns
-    FROM kernels
-    WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
-      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+    SELECT k.run_id, k.rank, k.name, k.short_name, k.kind, k.dur_ns
+    FROM kernels k
+    LEFT JOIN sources s ON s.file_id = k.file_id
+    CROSS JOIN relative_window(getvariable('window')) w
+    WHERE scope_match(k.run_id, k.rank, getvariable('run'), getvariable('rank'))
+      AND iteration_in(k.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND relative_window_overlaps(k.start_ns, k.end_ns, s.origin_ns, w.from_ns, w.to_ns)
+      AND window_overlaps(k.start_ns, k.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 per_name AS (
     SELECT

@@ -13,6 +13,7 @@ SELECT
     rows,            -- event rows stored from this file
     has_utc,         -- false: times are session-relative ns (no UTC anchor in the file)
     origin_ns,       -- UTC epoch ns of the source's time zero
+    time_base,       -- how the file's times became UTC (NULL: ingested before tracewh recorded it)
     host,
     warnings,
     metadata,        -- JSON: Kineto top-level keys (distributedInfo, deviceProperties, versions)

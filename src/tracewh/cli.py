@@ -74,8 +74,21 @@ DbOption = Annotated[
 ]
 FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", "-f", help="Output format", show_default="from the -o extension, else table")]
+
+
+def _units(text: str) -> Units:
+    """--units: ns, us, ms, s or auto, or nsys' words for them (nsec, usec, msec, sec)."""
+    try:
+        return Units(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a time unit: auto, ns, us, ms, s (or nsys' "
+                                 "nsec, usec, msec, sec)") from None
+
+
 UnitsOption = Annotated[Units, typer.Option(
-    "--units", help="Time unit of *_ns columns in a table (csv, json, parquet keep ns)")]
+    "--units", parser=_units, metavar="[auto|ns|us|ms|s]",
+    help="Time unit of *_ns durations, as nsys stats --timeunit (nsec, usec, msec, sec too); "
+         "in csv, json and parquet the columns become *_us, *_ms, *_s (UTC moments stay ns)")]
 OutputOption = Annotated[
     Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout")
 ]
@@ -670,6 +683,10 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         problems = check_warehouse(con)
         sources = con.execute("SELECT count(*) FROM store.sources").fetchall()[0][0] \
             if not problems else None
+        # which time base each source's times came from (store.sources.time_base)
+        bases = [] if problems else con.execute(
+            "SELECT count(*), coalesce(time_base, 'not recorded') FROM store.sources "
+            "GROUP BY ALL ORDER BY 2").fetchall()
     for problem in problems:
         err.print(f"[red]Problem:[/red] {escape(problem.message)}", highlight=False, soft_wrap=True)
     if problems:
@@ -678,6 +695,9 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         raise typer.Exit(1)
     err.print(f"{path}: consistent ({sources} source(s); every view answers)", highlight=False,
               soft_wrap=True, markup=False)
+    if bases:
+        err.print("time bases: " + "; ".join(f"{n} {base}" for n, base in bases), highlight=False,
+                  soft_wrap=True, markup=False)
 
 
 @app.command()
@@ -963,12 +983,15 @@ def generate_nsys(
     iterations: IterationsOption = 5,
     layers: LayersOption = 4,
     seed: SeedOption = 0,
+    ts_normalize: Annotated[bool, typer.Option(
+        help="Times as 'nsys export --ts-normalize=true' writes them: already UTC epoch ns")] = False,
 ) -> None:
     """Write an nsys SQLite export per rank for a synthetic job with known true numbers."""
     from .generate.nsys import JobSpec, generate_job
 
     _wrote(generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
-                                     iterations=iterations, layers=layers, seed=seed)))
+                                     iterations=iterations, layers=layers, seed=seed,
+                                     ts_normalize=ts_normalize)))
 
 
 @generate_app.command("kineto")

@@ -32,12 +32,18 @@ class Format(str, Enum):
 
 
 class Units(str, Enum):
-    """Time unit of the table's `*_ns` columns, as `nsys stats --timeunit`; auto: per cell."""
+    """Time unit of the `*_ns` columns, as `nsys stats --timeunit`; auto: per cell in a table,
+    ns in a file. nsys' own words (nsec, usec, msec, sec) name the same units."""
     auto = "auto"
     ns = "ns"
     us = "us"
     ms = "ms"
     s = "s"
+
+    @classmethod
+    def _missing_(cls, value):
+        alias = {"nsec": "ns", "usec": "us", "msec": "ms", "sec": "s"}.get(str(value).lower())
+        return cls(alias) if alias else None
 
 
 _EXTENSIONS = {".csv": Format.csv, ".json": Format.json, ".parquet": Format.parquet,
@@ -107,7 +113,13 @@ def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_
         return
     import polars as pl
 
-    frame = pl.from_arrow(result.to_arrow() if isinstance(result, Rows) else result)
+    table = result.to_arrow() if isinstance(result, Rows) else result
+    if units not in (Units.auto, Units.ns):
+        table, moments = in_units(table, units)
+        if moments:
+            err.print(f"{', '.join(moments)}: UTC moments, kept in ns", highlight=False,
+                      markup=False, soft_wrap=True)
+    frame = pl.from_arrow(table)
     if fmt is Format.parquet:
         if output is None:
             raise TracewhError("--format parquet needs --output FILE")
@@ -129,6 +141,29 @@ def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_
     else:
         with written_whole(output, "write the result") as scratch:
             scratch.write_text(text)
+
+
+def in_units(table: pa.Table, units: Units) -> tuple[pa.Table, list[str]]:
+    """`table` for a file with its `*_ns` durations in `units`, as a terminal table shows them:
+    DOUBLE values, the column renamed `*_us` (`*_ms`, `*_s`). A column of moments (UTC epoch
+    ns, as a table prints them as times) keeps its exact ns: returned with their names."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names, columns, moments = [], [], []
+    for name, column in zip(table.column_names, table.columns):
+        numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type) \
+            or pa.types.is_decimal(column.type)
+        if name.endswith("_ns") and numeric:
+            low, high = pc.min_max(column).values()
+            if max(abs(low.as_py() or 0), abs(high.as_py() or 0)) >= _EPOCH_NS:
+                moments.append(name)
+            else:
+                name = f"{name[:-3]}_{units.value}"
+                column = pc.divide(column.cast(pa.float64(), safe=False), _SCALE[units.value])
+        names.append(name)
+        columns.append(column)
+    return pa.table(columns, names=names), moments
 
 
 @contextmanager

@@ -131,6 +131,13 @@ class JobSpec:
     # NVTX shapes of real captures, off by default (see the module docstring):
     autograd_nvtx: bool = False  # one nested push/pop range per aten op; backward on the autograd thread
     stray_nvtx: bool = False  # overlapping non-nested start/end ranges and ranges that never end
+    # The export's time base (nsys export --ts-normalize / --ts-shift): with ts_normalize every
+    # event time is written as UTC epoch ns (session start added); ts_shift_ns is added on top.
+    # Both are recorded in the metadata table, as nsys does (_Report._export_meta).
+    ts_normalize: bool = False
+    ts_shift_ns: int = 0
+    # "EXPORT_META_DATA": the 2023.2 exporter's metadata table (and its misspelled keys)
+    export_meta_table: str = "META_DATA_EXPORT"
 
     @property
     def host_causes(self) -> bool:
@@ -566,10 +573,30 @@ class _Report:
         self.insert("PROCESSES", self._processes())
         self.insert("ThreadNames", self._thread_names())
         self.insert("META_DATA_CAPTURE", self._capture_meta(duration))
-        self.insert("META_DATA_EXPORT", self._export_meta(self.utc_epoch_ns + duration + 60_000_000_000))
+        if self.spec.export_meta_table != "META_DATA_EXPORT":
+            self.conn.execute(f"ALTER TABLE META_DATA_EXPORT RENAME TO {self.spec.export_meta_table}")
+        self.insert(self.spec.export_meta_table, self._export_meta(self.utc_epoch_ns + duration + 60_000_000_000))
+        self._shift_times()
         self.insert("StringIds", [(i, s) for s, i in self.strings.items()])
         self.conn.execute("COMMIT")
         self.conn.close()
+
+    @property
+    def time_shift_ns(self) -> int:
+        """What nsys export added to every session-relative event time (EXPORT_CONFIG_TIME_SHIFT)."""
+        return (self.utc_epoch_ns if self.spec.ts_normalize else 0) + self.spec.ts_shift_ns
+
+    def _shift_times(self) -> None:
+        """Event times as `nsys export --ts-normalize/--ts-shift` writes them: shifted in place."""
+        shift = self.time_shift_ns
+        if not shift:
+            return
+        tables = [t for (t,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            columns = {c for _, c, *_ in self.conn.execute(f'PRAGMA table_info("{table}")')}
+            times = [c for c in ("start", "end", "timestamp") if c in columns]
+            if times and table not in ("TARGET_INFO_SESSION_START_TIME", "ANALYSIS_DETAILS"):
+                self.conn.execute(f'UPDATE "{table}" SET ' + ", ".join(f'"{c}" = "{c}" + {shift}' for c in times))
 
     def record(self, truth: JobTruth) -> None:
         truth.files.append(self.path)
@@ -624,7 +651,8 @@ class _Report:
     def _export_meta(self, export_utc_ns: int) -> list[tuple]:
         stem = self.path.stem
         when = _iso(export_utc_ns)
-        return [
+        normalize, shift = str(self.spec.ts_normalize).lower(), str(self.spec.ts_shift_ns)
+        rows = [
             ("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"), ("EXPORT_PRODUCT_VERSION", "2026.2.1.210"),
             ("EXPORT_PRODUCT_DATE", "2026.2"), ("EXPORT_SCHEMA_VERSION", "3.25.0"),
             ("EXPORT_SCHEMA_VERSION_MAJOR", "3"), ("EXPORT_SCHEMA_VERSION_MINOR", "25"),
@@ -638,10 +666,16 @@ class _Report:
             ("EXPORT_PARAM_OUTPUT_PATH_ABS", f"/tmp/{stem}.sqlite"), ("EXPORT_PARAM_PROGRESS", "true"),
             ("EXPORT_PARAM_OVERWRITE", "true"), ("EXPORT_PARAM_APPEND", "false"), ("EXPORT_PARAM_LAZY", "true"),
             ("EXPORT_PARAM_USE_SHUFFLE", "true"), ("EXPORT_PARAM_INCLUDE_JSON", "false"),
-            ("EXPORT_PARAM_INCLUDE_BLOBS", "false"), ("EXPORT_PARAM_TIME_NORMALIZE", "false"),
-            ("EXPORT_PARAM_TIME_SHIFT", "0"), ("EXPORT_PARAM_TABLES_TO_EXPORT", ""),
-            ("EXPORT_PARAM_TIMES_TO_EXPORT", ""), ("EXPORT_CONFIG_TIME_SHIFT", "0"), ("EXPORT_TIME", "12.41 sec"),
+            ("EXPORT_PARAM_INCLUDE_BLOBS", "false"), ("EXPORT_PARAM_TIME_NORMALIZE", normalize),
+            ("EXPORT_PARAM_TIME_SHIFT", shift), ("EXPORT_PARAM_TABLES_TO_EXPORT", ""),
+            ("EXPORT_PARAM_TIMES_TO_EXPORT", ""), ("EXPORT_CONFIG_TIME_SHIFT", str(self.time_shift_ns)),
+            ("EXPORT_TIME", "12.41 sec"),
         ]
+        if self.spec.export_meta_table == "EXPORT_META_DATA":  # the 2023.2 exporter
+            versions = {"EXPORT_PRODUCT_VERSION": "2023.2.3.1001", "EXPORT_PRODUCT_DATE": "2023.2",
+                        "EXPORT_SCHEMA_VERSION": "3.3.0", "EXPORT_SCHEMA_VERSION_MINOR": "3"}
+            rows = [(k.replace("OUTPUT", "OUTUPT"), versions.get(k, v)) for k, v in rows]
+        return rows
 
 
 def _iso(utc_ns: int) -> str:

@@ -404,7 +404,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: 
             entries = [(p, file_id, nsys.facts(p.info))
                        for (_, p), file_id in zip(written, file_ids)]
             _register(con, entries, options)
-            nsys.load(con, [(key, *rank, p.candidate.run_id, file_id, p.info.origin_ns)
+            nsys.load(con, [(key, *rank, p.candidate.run_id, file_id, p.info.raw_to_utc_ns)
                             for (key, p), file_id in zip(written, file_ids) for rank in ranks[key]],
                       file_ids[0], file_ids[-1])
             _record(con, entries)
@@ -490,7 +490,7 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
                                         rules)
         if clashes:
             raise clashes[0]
-        nsys.load(con, [(0, *rank, candidate.run_id, file_id, prepared.info.origin_ns)
+        nsys.load(con, [(0, *rank, candidate.run_id, file_id, prepared.info.raw_to_utc_ns)
                         for rank in ranks[0]], file_id, file_id)
         facts = nsys.facts(prepared.info)
     _record(con, [(prepared, file_id, facts)])
@@ -548,10 +548,10 @@ def _record(con: duckdb.DuckDBPyConnection, entries: list[tuple]) -> None:
                         facts.format, facts.tool_version, facts.schema_version,
                         prepared.source_path.stat().st_size, result.rows, facts.has_utc,
                         facts.origin_ns, facts.host, "; ".join(facts.warnings) or None,
-                        utc_now(), facts.metadata))
+                        utc_now(), facts.metadata, facts.time_base))
     insert_rows(con, "store.sources (file_id, run_id, path, sha256, format, tool_version, "
                 "schema_version, bytes, rows, has_utc, origin_ns, host, warnings, ingested_at, "
-                "metadata)", sources)
+                "metadata, time_base)", sources)
 
 
 def derive(con: duckdb.DuckDBPyConnection, first_file_id: int, last_file_id: int) -> None:

@@ -752,7 +752,16 @@ def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list
     tool = f"PyTorch profiler (Kineto), schema {meta.get('schemaVersion', '?')}"
     return SourceFacts("kineto-json", tool, str(meta.get("schemaVersion", "")) or None,
                        not staged.relative_without_base, staged.origin_ns, meta.get("host_name"),
-                       warnings, json.dumps({**meta, "reader": staged.reader}, default=str))
+                       warnings, json.dumps({**meta, "reader": staged.reader}, default=str),
+                       time_base=_time_base(staged))
+
+
+def _time_base(staged: Staged) -> str:
+    """How the trace's times became UTC, in words (store.sources.time_base)."""
+    if staged.base_time_ns is not None:
+        return "baseTimeNanoseconds + ts"
+    return "ts relative, no baseTimeNanoseconds (not UTC)" if staged.relative_without_base \
+        else "ts as epoch µs"
 
 
 def _distributed_info(meta: dict) -> dict:

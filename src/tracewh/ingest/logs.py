@@ -285,4 +285,5 @@ def load(con, decoded: DecodedLog, run_id: str, file_id: int):
     con.execute((sql_dir() / "ingest" / "logs.sql").read_text())
     (first,) = con.execute("SELECT min(ts_ns) FROM _log_lines").fetchone()
     con.execute("DROP TABLE _log_lines")
-    return SourceFacts("training-log", None, None, True, first, None, decoded.warnings)
+    return SourceFacts("training-log", None, None, True, first, None, decoded.warnings,
+                       time_base="the lines' time stamps")

@@ -89,9 +89,9 @@ class ExportInfo:
     tables: set[str]
     product_version: str | None = None
     schema_version: str | None = None
-    utc_epoch_ns: int | None = None
-    time_shift_ns: int = 0
-    time_normalized: bool = False
+    utc_epoch_ns: int | None = None  # the session start (TARGET_INFO_SESSION_START_TIME)
+    time_shift_ns: int = 0  # what nsys export added to every session-relative time
+    time_normalized: bool = False  # nsys export --ts-normalize: times are already UTC epoch ns
     host: str | None = None
     env_rank: int | None = None
     mpi_ranks: dict[int, int] = field(default_factory=dict)  # OS pid -> rank
@@ -104,10 +104,27 @@ class ExportInfo:
 
     @property
     def origin_ns(self) -> int:
-        """What to add to an event time to get UTC epoch ns (0 when there is no anchor)."""
+        """UTC epoch ns of the session start, the source's time zero (0 when there is no anchor:
+        times stay session-relative)."""
+        return self.utc_epoch_ns or 0
+
+    @property
+    def raw_to_utc_ns(self) -> int:
+        """What to add to the export's event times to get UTC epoch ns (session-relative times
+        of an export without anchor stay as they are)."""
         if self.utc_epoch_ns is None:
             return 0
         return self.utc_epoch_ns - self.time_shift_ns
+
+    @property
+    def time_base(self) -> str:
+        """How the export's times became UTC, in words (store.sources.time_base)."""
+        if self.utc_epoch_ns is None:
+            return "session-relative ns (no UTC anchor)"
+        shift = self.time_shift_ns - (self.utc_epoch_ns if self.time_normalized else 0)
+        base = "UTC ns as exported (--ts-normalize)" if self.time_normalized else \
+            "session start + session-relative ns"
+        return base + (f", less the export's shift of {shift} ns" if shift else "")
 
 
 def read_export_info(path: Path) -> ExportInfo:
@@ -137,17 +154,14 @@ def _export_info(con: sqlite3.Connection, tables: set[str]) -> ExportInfo:
             meta.update(dict(con.execute(f'SELECT name, value FROM "{table}"').fetchall()))
     info.product_version = meta.get("EXPORT_PRODUCT_VERSION")
     info.schema_version = meta.get("EXPORT_SCHEMA_VERSION")
-    shift = meta.get("EXPORT_PARAM_TIME_SHIFT") or meta.get("EXPORT_CONFIG_TIME_SHIFT") or "0"
-    info.time_shift_ns = int(shift) if shift.lstrip("-").isdigit() else 0
     info.time_normalized = meta.get("EXPORT_PARAM_TIME_NORMALIZE", "false").lower() == "true"
     if "TARGET_INFO_SESSION_START_TIME" in tables:
         row = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
         info.utc_epoch_ns = row[0] if row else None
+    _read_time_shift(info, meta)
     if info.utc_epoch_ns is None:
         info.warnings.append("no UTC anchor (TARGET_INFO_SESSION_START_TIME): times are "
                              "session-relative ns")
-    if info.time_normalized:
-        info.warnings.append("exported with --ts-normalize: UTC times are approximate")
     env = []
     if "TARGET_INFO_SYSTEM_ENV" in tables:
         rows = dict(con.execute(
@@ -169,6 +183,22 @@ def _export_info(con: sqlite3.Connection, tables: set[str]) -> ExportInfo:
                 "SELECT (globalTid >> 24) & 16777215, rank FROM MPI_RANKS")
         }
     return info
+
+
+def _read_time_shift(info: ExportInfo, meta: dict[str, str]) -> None:
+    """The shift nsys export added to every session-relative time: EXPORT_CONFIG_TIME_SHIFT
+    (the session start when normalised, plus --ts-shift), else what the parameters imply. A
+    normalised export without TARGET_INFO_SESSION_START_TIME still has its anchor: the shift."""
+    param = _integer(meta.get("EXPORT_PARAM_TIME_SHIFT")) or 0
+    config = _integer(meta.get("EXPORT_CONFIG_TIME_SHIFT"))
+    if info.utc_epoch_ns is None and info.time_normalized and config is not None:
+        info.utc_epoch_ns = config - param
+    implied = ((info.utc_epoch_ns or 0) if info.time_normalized else 0) + param
+    info.time_shift_ns = implied if config is None else config
+
+
+def _integer(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().lstrip("-").isdigit() else None
 
 
 # An export up to this size is read into Arrow and written in a batch with others (one
@@ -324,14 +354,16 @@ def prepare(con: duckdb.DuckDBPyConnection, path: Path) -> ExportInfo:
 def facts(info: ExportInfo) -> SourceFacts:
     """What store.sources records of an export."""
     return SourceFacts("nsys-sqlite", info.tool_version, info.schema_version,
-                       info.utc_epoch_ns is not None, info.origin_ns, info.host, list(info.warnings))
+                       info.utc_epoch_ns is not None, info.origin_ns, info.host,
+                       list(info.warnings), time_base=info.time_base)
 
 
 def load(con: duckdb.DuckDBPyConnection, ranks: list[tuple], first_file_id: int,
          last_file_id: int) -> None:
     """Write staged exports into the stored tables (inside the caller's transaction). `ranks`:
-    rows of _nsys_ranks (rank_rows), each with its file's run_id, file_id and origin_ns; the
-    files hold the ids first_file_id to last_file_id."""
+    rows of _nsys_ranks (rank_rows), each with its file's run_id, file_id and origin_ns (there:
+    what to add to the file's times to get UTC, ExportInfo.raw_to_utc_ns); the files hold the
+    ids first_file_id to last_file_id."""
     con.execute("CREATE OR REPLACE TEMP TABLE _nsys_ranks (file_key BIGINT, pid BIGINT, "
                 "global_pid BIGINT, rank INTEGER, rank_source VARCHAR, host VARCHAR, "
                 "run_id VARCHAR, file_id BIGINT, origin_ns BIGINT)")

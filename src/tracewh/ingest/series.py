@@ -92,7 +92,8 @@ def load(con, path: Path, found: SeriesLayout, run_id: str, file_id: int, host: 
     cursor = con.execute((sql_dir() / "ingest" / "series_faults.sql").read_text())
     faults = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
     return SourceFacts("series-csv", None, None, True, first[0][0], host,
-                       _warnings(faults, found))
+                       _warnings(faults, found),
+                       time_base=f"time column {found.time_column!r} ({found.time_unit})")
 
 
 def _warnings(faults: dict, found: SeriesLayout) -> list[str]:

@@ -15,3 +15,4 @@ class SourceFacts:
     host: str | None = None
     warnings: list[str] = field(default_factory=list)
     metadata: str | None = None  # JSON
+    time_base: str | None = None  # how the file's times became UTC, in words
