@@ -55,6 +55,7 @@ roofs AS (
     FROM modelled
     GROUP BY run_id, device, dtype
 )
+SELECT * FROM (
 SELECT
     run_id,
     family,                       -- GEMM, CONV_fwd, SDPA_fwd, ... (NULL on a roof row)
@@ -75,4 +76,5 @@ UNION ALL
 SELECT run_id, NULL, device, dtype, NULL, NULL, NULL, NULL, NULL, NULL,
        peak_tflops, peak_tbps, peak_tflops / peak_tbps, reason
 FROM roofs
+)
 ORDER BY run_id, family NULLS LAST, device, dtype;
