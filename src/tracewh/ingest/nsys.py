@@ -53,12 +53,11 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "nameId": INT, "returnValue": INT,
     }),
     "nvtx": ("NVTX_EVENTS", {
-        "rowid": INT, "start": INT, "end": INT, "eventType": INT, "rangeId": INT,
-        "category": INT, "color": INT, "text": TEXT, "globalTid": INT, "endGlobalTid": INT,
-        "textId": INT, "domainId": INT,
+        "rowid": INT, "start": INT, "end": INT, "eventType": INT, "category": INT, "color": INT,
+        "text": TEXT, "globalTid": INT, "textId": INT, "domainId": INT,
     }),
     "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {
-        **_GPU_COMMON, "syncType": INT, "eventId": INT,
+        **_GPU_COMMON, "syncType": INT,
     }),
     "osrt": ("OSRT_API", {
         "start": INT, "end": INT, "globalTid": INT, "nameId": INT, "returnValue": INT,
