@@ -4,42 +4,22 @@
 -- In: _nsys_ranks (file_key, pid, global_pid, rank, rank_source, host, run_id, file_id), written
 -- by tracewh.ingest.nsys; the rows of a file left out (its ranks clash) find no rank and stay out.
 
-INSERT INTO store.nvtx_ranges BY NAME
+-- A mapped table's rows, each under its process's run, rank and file_id.
+CREATE OR REPLACE TEMP MACRO nsys_ranked(mapped) AS TABLE
 SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_nvtx_ranges t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
+FROM query_table(mapped) t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
 
-INSERT INTO store.cuda_api BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_cuda_api t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
-INSERT INTO store.kernels BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_kernels t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
-INSERT INTO store.memcpy BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_memcpy t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
-INSERT INTO store.memset BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_memset t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
-INSERT INTO store.gpu_syncs BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_gpu_syncs t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
-INSERT INTO store.os_calls BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_os_calls t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
-INSERT INTO store.nccl_ops BY NAME
-SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
-FROM _nsys_store_nccl_ops t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
-
+INSERT INTO store.nvtx_ranges BY NAME FROM nsys_ranked('_nsys_store_nvtx_ranges');
+INSERT INTO store.cuda_api BY NAME FROM nsys_ranked('_nsys_store_cuda_api');
+INSERT INTO store.kernels BY NAME FROM nsys_ranked('_nsys_store_kernels');
+INSERT INTO store.memcpy BY NAME FROM nsys_ranked('_nsys_store_memcpy');
+INSERT INTO store.memset BY NAME FROM nsys_ranked('_nsys_store_memset');
+INSERT INTO store.gpu_syncs BY NAME FROM nsys_ranked('_nsys_store_gpu_syncs');
+INSERT INTO store.os_calls BY NAME FROM nsys_ranked('_nsys_store_os_calls');
+INSERT INTO store.nccl_ops BY NAME FROM nsys_ranked('_nsys_store_nccl_ops');
 -- allocator events (nsys/35_memory.sql, totals and pairing by memory_totals.sql)
 INSERT INTO store.memory_events BY NAME
-SELECT r.run_id, r.rank, r.file_id, m.* EXCLUDE (file_key, cpu_op_no)
-FROM _staged_memory_events m JOIN _nsys_ranks r ON r.file_key = m.file_key AND r.pid = m.pid;
+SELECT * EXCLUDE (cpu_op_no) FROM nsys_ranked('_staged_memory_events');
 
 -- GPUs: from TARGET_INFO_GPU when the export has it, else the device ids the kernels ran on
 -- (name unknown). A device's rank is the rank whose kernels ran on it.
