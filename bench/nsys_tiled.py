@@ -96,13 +96,13 @@ def build_rank(rank: int, tiles: int, path: Path) -> Path:
 
 def build(out: Path, ranks: int = 8, tiles: int = 265, jobs: int = 2) -> list[Path]:
     """The set in out/ (made once; a file already there is kept)."""
-    if not SOURCE.exists():
-        sys.exit(f"{SOURCE} is missing: the realistic nsys bench tiles that real export")
     folder = out / f"mfu_{ranks}rank_{tiles}tiles"
-    folder.mkdir(parents=True, exist_ok=True)
     wanted = [folder / f"rank{r}.sqlite" for r in range(ranks)]
     missing = [r for r, path in enumerate(wanted) if not path.exists()]
     if missing:
+        if not SOURCE.exists():
+            sys.exit(f"{SOURCE} is missing: the realistic nsys bench tiles that real export")
+        folder.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         print(f"tiling {SOURCE.name} into {len(missing)} rank exports x {tiles} tiles in {folder} ...",
               flush=True)

@@ -1,7 +1,7 @@
--- GPU kernels -> store.kernels. A kernel's iteration is its launching call's; when the link is
--- missing, the iteration whose host range contains the kernel's start.
-INSERT INTO store.kernels BY NAME
-SELECT k.run_id, k.rank, k.file_id, k.pid,
+-- GPU kernels -> _nsys_store_kernels. A kernel's iteration is its launching call's; when the
+-- link is missing, the iteration whose host range contains the kernel's start.
+CREATE OR REPLACE TEMP TABLE _nsys_store_kernels AS
+SELECT k.file_key, k.pid,
        k.deviceId AS device_id, k.contextId AS context_id, k.streamId AS stream_id,
        k.start_ns, k.end_ns,
        coalesce(dn.value, sn.value, '<unknown>') AS name, sn.value AS short_name,
@@ -19,12 +19,13 @@ SELECT k.run_id, k.rank, k.file_id, k.pid,
            AS iteration,
        l.start_ns AS launch_ns
 FROM (
-    SELECT o.*, r.run_id, r.file_id, r.rank, r.pid,
-           o.start + r.origin_ns AS start_ns, o."end" + r.origin_ns AS end_ns
+    SELECT o.*, p.pid, o.start + f.origin_ns AS start_ns, o."end" + f.origin_ns AS end_ns
     FROM _nsys_kernel o
-    JOIN _nsys_ranks r ON r.file_key = o.file_key AND r.pid = (o.globalPid >> 24) & 16777215
+    JOIN _nsys_processes p ON p.file_key = o.file_key AND p.pid = (o.globalPid >> 24) & 16777215
+    JOIN _nsys_files f ON f.file_key = o.file_key
 ) k
 LEFT JOIN _nsys_strings dn ON dn.file_key = k.file_key AND dn.id = k.demangledName
 LEFT JOIN _nsys_strings sn ON sn.file_key = k.file_key AND sn.id = k.shortName
 LEFT JOIN _launches l
        ON l.file_key = k.file_key AND l.pid = k.pid AND l.correlation_id = k.correlationId;
+DROP TABLE _nsys_kernel;  -- read: freed now (10_nvtx_ranges.sql)

@@ -1,6 +1,6 @@
--- Memsets -> store.memset.
-INSERT INTO store.memset BY NAME
-SELECT m.run_id, m.rank, m.file_id, m.pid,
+-- Memsets -> _nsys_store_memset.
+CREATE OR REPLACE TEMP TABLE _nsys_store_memset AS
+SELECT m.file_key, m.pid,
        m.deviceId AS device_id, m.contextId AS context_id, m.streamId AS stream_id,
        m.start_ns, m.end_ns, m.correlationId AS correlation_id, m.bytes, m.value,
        nsys_mem_kind(m.memKind) AS mem_kind,
@@ -11,10 +11,10 @@ SELECT m.run_id, m.rank, m.file_id, m.pid,
            AS iteration,
        l.start_ns AS launch_ns
 FROM (
-    SELECT o.*, r.run_id, r.file_id, r.rank, r.pid,
-           o.start + r.origin_ns AS start_ns, o."end" + r.origin_ns AS end_ns
+    SELECT o.*, p.pid, o.start + f.origin_ns AS start_ns, o."end" + f.origin_ns AS end_ns
     FROM _nsys_memset o
-    JOIN _nsys_ranks r ON r.file_key = o.file_key AND r.pid = (o.globalPid >> 24) & 16777215
+    JOIN _nsys_processes p ON p.file_key = o.file_key AND p.pid = (o.globalPid >> 24) & 16777215
+    JOIN _nsys_files f ON f.file_key = o.file_key
 ) m
 LEFT JOIN _launches l
        ON l.file_key = m.file_key AND l.pid = m.pid AND l.correlation_id = m.correlationId;

@@ -404,9 +404,8 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: 
             entries = [(p, file_id, nsys.facts(p.info))
                        for (_, p), file_id in zip(written, file_ids)]
             _register(con, entries, options)
-            nsys.load(con, [(key, *rank, p.candidate.run_id, file_id, p.info.raw_to_utc_ns)
-                            for (key, p), file_id in zip(written, file_ids) for rank in ranks[key]],
-                      file_ids[0], file_ids[-1])
+            nsys.load(con, [(key, *rank, p.candidate.run_id, file_id)
+                            for (key, p), file_id in zip(written, file_ids) for rank in ranks[key]])
             _record(con, entries)
         con.execute("COMMIT")
     except BaseException:
@@ -485,13 +484,12 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
     elif candidate.format == KINETO_JSON:
         facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
                             alone)
-    else:  # an nsys export too big for a batch, staged in temp tables of `con` as file_key 0
+    else:  # an nsys export too big for a batch, mapped in temp tables of `con` as file_key 0
         ranks, clashes = nsys.rank_rows(con, [(0, source_path, prepared.info, candidate.run_id)],
                                         rules)
         if clashes:
             raise clashes[0]
-        nsys.load(con, [(0, *rank, candidate.run_id, file_id, prepared.info.raw_to_utc_ns)
-                        for rank in ranks[0]], file_id, file_id)
+        nsys.load(con, [(0, *rank, candidate.run_id, file_id) for rank in ranks[0]])
         facts = nsys.facts(prepared.info)
     _record(con, [(prepared, file_id, facts)])
 

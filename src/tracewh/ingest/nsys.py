@@ -2,9 +2,11 @@
 
 nsys creates tables lazily and its columns changed across versions (reference/nsys_schema.md),
 so every table is probed: a missing table stages as empty, a missing column as NULL. The big
-tables are streamed through the ADBC SQLite driver as Arrow batches; all joins and the mapping
-to the warehouse model live in sql/ingest/nsys/. A small export is read into Arrow tables instead,
-held until the writer stages it with others and maps them all at once (tracewh.ingest).
+tables are streamed through the ADBC SQLite driver as Arrow batches into temp tables, which
+sql/ingest/nsys/ maps to the warehouse model (all joins live there) on the decoding thread; the
+writer then only numbers the ranks and stores the mapped rows (store.sql). A small export is read
+into Arrow tables instead, held until the writer stages and maps it with others at once
+(tracewh.ingest).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import duckdb
 
 from ..errors import IngestError
 from ..resources import sql_dir
-from ..sqlscript import run_folder, run_script, set_variables
+from ..sqlscript import run_script
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
 from .source import SourceFacts
@@ -51,12 +53,11 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "nameId": INT, "returnValue": INT,
     }),
     "nvtx": ("NVTX_EVENTS", {
-        "rowid": INT, "start": INT, "end": INT, "eventType": INT, "rangeId": INT,
-        "category": INT, "color": INT, "text": TEXT, "globalTid": INT, "endGlobalTid": INT,
-        "textId": INT, "domainId": INT,
+        "rowid": INT, "start": INT, "end": INT, "eventType": INT, "category": INT, "color": INT,
+        "text": TEXT, "globalTid": INT, "textId": INT, "domainId": INT,
     }),
     "sync": ("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", {
-        **_GPU_COMMON, "syncType": INT, "eventId": INT,
+        **_GPU_COMMON, "syncType": INT,
     }),
     "osrt": ("OSRT_API", {
         "start": INT, "end": INT, "globalTid": INT, "nameId": INT, "returnValue": INT,
@@ -248,7 +249,8 @@ def _read_tables(path: Path, info: ExportInfo):
 
 
 def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
-    """Create temp tables _nsys_<name> holding the columns of TABLES, from the file (file_key 0)."""
+    """Create temp tables _nsys_<name> holding the columns of TABLES, from the file (file_key 0),
+    and map them (map_staged)."""
     for name in TABLES:
         _create_staging(con, name)
     for name, batches in _read_tables(path, info):
@@ -257,6 +259,28 @@ def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
         con.execute(f"INSERT INTO _nsys_{name} "
                     "SELECT 0, * EXCLUDE (_real) FROM _nsys_batches WHERE _real = 1")
         con.unregister("_nsys_batches")
+    map_staged(con, [(0, info)])
+
+
+# What map_staged keeps for the writer (store.sql); every other temp table and view it drops.
+_MAPPED = {"_nsys_processes", "_nsys_files", "_nsys_gpu", "_staged_memory_events"}
+
+
+def map_staged(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportInfo]]) -> None:
+    """Map the staged exports (file_key, info) into the temp tables _nsys_store_<stored table>
+    and _nsys_processes (sql/ingest/nsys/); free the rest."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _nsys_files (file_key BIGINT, origin_ns BIGINT)")
+    con.executemany("INSERT INTO _nsys_files VALUES (?, ?)",
+                    [(key, info.raw_to_utc_ns) for key, info in exports])
+    for script in sorted((sql_dir() / "ingest" / "nsys").glob("[0-9][0-9]_*.sql")):
+        run_script(con, script)
+    # allocator events: totals and pairing shared with Kineto (_staged_memory_events)
+    run_script(con, sql_dir() / "ingest" / "memory_totals.sql")
+    for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall():
+        con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
+    for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
+        if name not in _MAPPED and not name.startswith("_nsys_store_"):
+            con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
 
 
 def read_small(path: Path, info: ExportInfo) -> dict:
@@ -272,7 +296,8 @@ def read_small(path: Path, info: ExportInfo) -> dict:
 
 def stage_batch(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportInfo]]) -> None:
     """Temp tables _nsys_<name> holding the Arrow tables of small exports (read_small), each
-    row with its export's file_key: one statement per table for the whole batch."""
+    row with its export's file_key: one statement per table for the whole batch; then mapped
+    (map_staged)."""
     import pyarrow as pa
 
     for name in TABLES:
@@ -283,6 +308,7 @@ def stage_batch(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportI
             con.register("_nsys_batches", pa.concat_tables(parts, promote_options="permissive"))
             con.execute(f"INSERT INTO {target} SELECT * FROM _nsys_batches")
             con.unregister("_nsys_batches")
+    map_staged(con, exports)
 
 
 def _valid_utf8(batches, table: str, warnings: list[str]):
@@ -342,7 +368,7 @@ def _first_line(exc: Exception) -> str:
 
 def prepare(con: duckdb.DuckDBPyConnection, path: Path) -> ExportInfo:
     """Read the export's metadata, and its tables: a small export's into Arrow (info.staged), a
-    bigger one's into temp tables of `con`."""
+    bigger one's into temp tables of `con`, mapped there (stage)."""
     info = read_export_info_named(path)
     if path.stat().st_size <= SMALL_FILE_BYTES:
         info.staged = read_small(path, info)
@@ -358,27 +384,18 @@ def facts(info: ExportInfo) -> SourceFacts:
                        list(info.warnings), time_base=info.time_base)
 
 
-def load(con: duckdb.DuckDBPyConnection, ranks: list[tuple], first_file_id: int,
-         last_file_id: int) -> None:
-    """Write staged exports into the stored tables (inside the caller's transaction). `ranks`:
-    rows of _nsys_ranks (rank_rows), each with its file's run_id, file_id and origin_ns (there:
-    what to add to the file's times to get UTC, ExportInfo.raw_to_utc_ns); the files hold the
-    ids first_file_id to last_file_id."""
+def load(con: duckdb.DuckDBPyConnection, ranks: list[tuple]) -> None:
+    """Write mapped exports (map_staged) into the stored tables (inside the caller's
+    transaction). `ranks`: rows of _nsys_ranks (rank_rows), each with its file's run_id and
+    file_id."""
     con.execute("CREATE OR REPLACE TEMP TABLE _nsys_ranks (file_key BIGINT, pid BIGINT, "
                 "global_pid BIGINT, rank INTEGER, rank_source VARCHAR, host VARCHAR, "
-                "run_id VARCHAR, file_id BIGINT, origin_ns BIGINT)")
-    con.executemany("INSERT INTO _nsys_ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", ranks)
-    set_variables(con, first_file_id=first_file_id, last_file_id=last_file_id)
-    run_folder(con, "ingest/nsys")
-    # allocator events: totals and pairing shared with Kineto, then stored per rank
-    run_script(con, sql_dir() / "ingest" / "memory_totals.sql")
-    run_script(con, sql_dir() / "ingest" / "memory_store_nsys.sql")
-    for name in [*(f"_nsys_{t}" for t in TABLES), "_nsys_ranks", "_api", "_launches", "_nvtx",
-                 "_iterations", "_nccl_ranges", "_nccl_launched", "_nccl_named", "_memory_raw",
-                 "_staged_memory_events"]:
-        con.execute(f"DROP TABLE IF EXISTS temp.{name}")
-    for name in ["_nvtx_nested", "_memory_ops", "_memory_ranges"]:
-        con.execute(f"DROP VIEW IF EXISTS temp.{name}")
+                "run_id VARCHAR, file_id BIGINT)")
+    con.executemany("INSERT INTO _nsys_ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ranks)
+    run_script(con, sql_dir() / "ingest" / "nsys" / "store.sql")
+    for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
+        if name.startswith("_nsys_") or name in _MAPPED:
+            con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
 
 
 def read_export_info_named(path: Path) -> ExportInfo:
@@ -392,28 +409,15 @@ def read_export_info_named(path: Path) -> ExportInfo:
 
 def rank_rows(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, Path, ExportInfo, str]],
               rules: list[RankRule]) -> tuple[dict[int, list[tuple]], dict[int, IngestError]]:
-    """The ranks of staged exports (file_key, path, info, run_id), in order: file_key -> rows
+    """The ranks of mapped exports (file_key, path, info, run_id), in order: file_key -> rows
     (file_key, pid, global pid, rank, rank source, host), or file_key -> the error that leaves
-    the file out. One rank per process with CUDA activity, trusted in the order of DESIGN
-    section 4: --rank-map, MPI_RANKS, RANK= in the captured environment, the file name, process
-    order; a file sees the ranks of the files before it."""
+    the file out. One rank per process of _nsys_processes (sql/ingest/nsys/05_processes.sql),
+    trusted in the order of DESIGN section 4: --rank-map, MPI_RANKS, RANK= in the captured
+    environment, the file name, process order; a file sees the ranks of the files before it."""
     processes: dict[int, list[tuple[int, int]]] = {}
-    for key, pid, global_pid in con.execute("""
-        SELECT file_key, (gpid >> 24) & 16777215 AS pid, max(gpid) FROM (
-            SELECT DISTINCT file_key, globalPid AS gpid FROM _nsys_kernel
-            UNION ALL SELECT DISTINCT file_key, globalPid FROM _nsys_memcpy
-            UNION ALL SELECT DISTINCT file_key, globalPid FROM _nsys_memset
-            UNION ALL SELECT DISTINCT file_key, (globalTid >> 24) << 24 FROM _nsys_runtime)
-        GROUP BY file_key, pid ORDER BY file_key, pid""").fetchall():
+    for key, pid, global_pid in con.execute(
+            "SELECT * FROM _nsys_processes ORDER BY file_key, pid").fetchall():
         processes.setdefault(key, []).append((pid, global_pid))
-    # an export of OS runtime calls alone: its processes are the ranks
-    alone = [key for key, *_ in exports if key not in processes]
-    if alone:
-        for key, pid, global_pid in con.execute("""
-            SELECT file_key, (globalTid >> 24) & 16777215 AS pid, max((globalTid >> 24) << 24)
-            FROM _nsys_osrt WHERE list_contains(?, file_key)
-            GROUP BY file_key, pid ORDER BY file_key, pid""", [alone]).fetchall():
-            processes.setdefault(key, []).append((pid, global_pid))
     taken_by_run: dict[str, dict[int, str]] = {}
     rows, errors = {}, {}
     for key, path, info, run_id in exports:
