@@ -495,7 +495,7 @@ STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "mem
                  "gpu_syncs", "python_frames", "ranks", "devices", "memory_events")
 _SQL = ("ingest", "kineto")
 # what the staged view _kineto_cpu_ops reads (22_cpu_op_tree.sql says why it is a view)
-_STAGED_VIEW_SOURCES = {"_ev", "_ev_rows", "_ev_iteration", "_ev_op_tree"}
+_STAGED_VIEW_SOURCES = {"_ev_rows", "_ev_iteration", "_ev_op_tree"}
 
 
 @dataclass
