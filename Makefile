@@ -42,10 +42,11 @@ bench: $(BIN)/tracewh $(HTA)
 	$(BIN)/python bench/kineto_ingest.py --hta-python $(HTA)
 
 # HolisticTraceAnalysis, the Kineto bench's peer, in a venv of its own (pandas, jupyterlab, ...:
-# about 500 MB) so that none of it reaches the venv the tests run in.
+# about 500 MB) so that none of it reaches the venv the tests run in. pandas below 3: HTA 0.5.0's
+# critical path fails on pandas 3.
 $(HTA):
 	$(PYTHON) -m venv $(HTA_VENV)
-	$@ -m pip install --quiet 'HolisticTraceAnalysis==0.5.0'
+	$@ -m pip install --quiet 'HolisticTraceAnalysis==0.5.0' 'pandas<3'
 
 ## Rebuild sample_db/ with the project's generator.
 sample: $(BIN)/tracewh

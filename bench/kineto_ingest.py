@@ -150,7 +150,9 @@ def run_script(con, path):  # every statement of the SQL scripts, timed on its o
     for statement in con.extract_statements(path.read_text()):
         words = " ".join(str(statement.query).split()[:7])
         timed(f"  {path.name}: {words[:56]}", con.execute)(statement)
-kineto.run_script = ingest.run_script = run_script
+from tracewh import op_shapes
+kineto.run_script = ingest.run_script = op_shapes.run_script = run_script
+ingest._register = timed("  writer: register the run and its parameters", ingest._register)
 ingest.sha256_of = timed("  sha256 of the file", ingest.sha256_of)
 kineto._cut_events = timed("  cut the events array out (copy_file_range)", kineto._cut_events)
 STAGE = "stage: decode and map, on the file's own cursor (total)"
@@ -168,7 +170,8 @@ failed = [r for r in ingest.ingest_paths(con, files, jobs=1) if r.status != "ing
 con.close()
 if failed:
     sys.exit(f"{failed[0].path}: {failed[0].message}")
-WRITER = ("store.sql", "kernel_names_add.sql", "_gpu_op_name.sql", "gpu_op_timeline.sql")
+WRITER = ("store.sql", "kernel_names_add.sql", "_gpu_op_name.sql", "gpu_op_timeline.sql",
+          "op_shapes_add.sql", "writer")
 n = len(files)
 for total, checkpoint in ((STAGE, None), (WRITER_TOTAL, "writer: final CHECKPOINT")):
     parts = {k: v for k, v in spent.items() if k.startswith("  ")

@@ -1,7 +1,7 @@
--- Host side: CUDA runtime/driver calls (store.cuda_api), framework ops (store.cpu_ops), user
--- annotations and their GPU-stream copies (store.nvtx_ranges, domain 'torch').
+-- Host side: CUDA runtime/driver calls (store.cuda_api), user annotations and their GPU-stream
+-- copies (store.nvtx_ranges, domain 'torch'); the framework ops are 22_cpu_op_tree.sql's.
 -- Each gets the iteration whose host ProfilerStep range holds its start (_ev.iteration).
--- Out: _kineto_cuda_api, _kineto_cpu_ops, _kineto_nvtx_ranges; temp table _launches
+-- Out: _kineto_cuda_api, _kineto_nvtx_ranges; temp table _launches
 -- (correlation_id, tid, start_ns, iteration) for the GPU side.
 
 CREATE OR REPLACE TEMP TABLE _kineto_cuda_api AS
@@ -19,20 +19,6 @@ SELECT correlation_id, arg_min(tid, start_ns) AS tid, min(start_ns) AS start_ns,
 FROM _kineto_cuda_api
 WHERE correlation_id IS NOT NULL
 GROUP BY correlation_id;
-
--- A view, not a table: the ops are most of the events, and copying their names and args once
--- more cost more than the writer reading them from _ev (measured: 0.10 s CPU per 100 MB file
--- here against 0.07 s more in store.sql). So _ev and its tables stay until the writer is done.
-CREATE OR REPLACE TEMP VIEW _kineto_cpu_ops AS
-SELECT e.event_no AS op_no, getvariable('host_pid') AS pid,
-       e.tid, e.start_ns, e.start_ns + e.dur_ns AS end_ns, e.name,
-       e.cat AS category,
-       -- coalesce looks for the old spelling only where the new one is missing (a path list
-       -- looks for both in every op: 20% slower)
-       TRY_CAST(coalesce(json_extract_string(e.args, '$."External id"'),
-                         json_extract_string(e.args, '$."external id"')) AS BIGINT) AS external_id,
-       e.args, e.iteration
-FROM _ev e WHERE kind = 'cpu_op';
 
 CREATE OR REPLACE TEMP TABLE _nvtx AS
 SELECT event_no AS range_id,

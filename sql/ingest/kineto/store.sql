@@ -11,9 +11,9 @@ SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
 INSERT INTO store.cpu_ops BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,
        getvariable('file_id') AS file_id, getvariable('file_id') * 4294967296 + op_no AS op_id,
-       getvariable('file_id') * 4294967296 + t.parent_no AS parent_id, t.depth, t.self_ns,
-       o.* EXCLUDE (op_no)
-FROM _kineto_cpu_ops o LEFT JOIN _kineto_cpu_op_tree t USING (op_no);
+       getvariable('file_id') * 4294967296 + parent_no AS parent_id,
+       * EXCLUDE (op_no, parent_no)
+FROM _kineto_cpu_ops;
 
 INSERT INTO store.nvtx_ranges BY NAME
 SELECT getvariable('run_id') AS run_id, getvariable('rank') AS rank,

@@ -494,8 +494,8 @@ def _metadata(trace: Trace, repairs: list[str]) -> dict:
 STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
                  "gpu_syncs", "python_frames", "ranks", "devices", "memory_events")
 _SQL = ("ingest", "kineto")
-# what the staged view _kineto_cpu_ops reads (20_host.sql says why it is a view), and its tree
-_STAGED_VIEW_SOURCES = {"_ev", "_ev_rows", "_ev_iteration", "_kineto_cpu_op_tree"}
+# what the staged view _kineto_cpu_ops reads (22_cpu_op_tree.sql says why it is a view)
+_STAGED_VIEW_SOURCES = {"_ev_rows", "_ev_iteration", "_ev_op_tree"}
 
 
 @dataclass
