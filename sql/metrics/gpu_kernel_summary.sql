@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_sum
 -- uses: kernels, scope
+-- complexity: O(n log n) in kernels (hash aggregate; quantiles sort each name's durations)
 --
 -- v2: short_name is filled for kernels in '(anonymous namespace)' (it was empty: kernels view)
 -- One row per kernel name on each rank, with the numbers of cuda_gpu_kern_sum:
