@@ -140,13 +140,15 @@ def query_process(db: Path, name: str, params: dict, out: Path,
         if time.perf_counter() - started > timeout:
             child.kill()
             os.wait4(child.pid, 0)
+            child.stderr.close()
             return None
         time.sleep(0.02)
     wall = time.perf_counter() - started
     child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        sys.exit(f"failed: {' '.join(command)}\n{child.stderr.read().decode()}")
+    error = child.stderr.read().decode().strip()
     child.stderr.close()
+    if child.returncode != 0:
+        raise RuntimeError(error.splitlines()[-1] if error else f"exit {child.returncode}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
@@ -180,8 +182,13 @@ def bench(label: str, db: Path, metrics, args) -> None:
     runs = [(m.name, {}) for m in metrics]
     runs += [(m.name, p) for m in metrics for p in WITH_PARAMS.get(m.name, [])]
     for name, params in runs:
-        measured = timed(db, name, params, args.repeat, args.timeout)
         label = " ".join([name] + [f"{k}={v}" for k, v in params.items()])
+        try:
+            measured = timed(db, name, params, args.repeat, args.timeout)
+        except RuntimeError as exc:
+            slow += [] if params else [name]
+            print(f"{label:32}  failed: {str(exc)[:160]}", flush=True)
+            continue
         if measured is None:
             slow += [] if params else [name]
             print(f"{label:32}  stopped after {args.timeout:g} s", flush=True)
