@@ -1,15 +1,22 @@
-"""Benchmark: every metric of sql/metrics on a generated 8-rank warehouse with >= 8 million GPU ops.
+"""Benchmark: every metric of sql/metrics, as a user runs it, on two 8-rank warehouses.
 
-Builds the input once and caches it in bench/out/ (git-ignored): the nsys generator writes one
-SQLite export per rank (``JobSpec(world_size=8, iterations=20, kernels_per_rank_target=1_000_000)``,
-about a minute per 2 million kernels), and ``tracewh ingest`` loads them into a warehouse. The
-warehouse is rebuilt when it cannot be opened by this tracewh (a newer migration, a changed view).
-Then every metric runs on one read-only connection in this process, with its default
-parameters, best of --repeat runs, and a table prints metric, seconds and rows; then gpu_trace
-in a one-second window, its usual call.
+- nsys: the realistic one, a real autograd-NVTX capture tiled into 8 ranks (bench/nsys_tiled.py:
+  >= 4 M kernels, >= 20 M NVTX ranges, several deep on each thread);
+- gen: the generated one, >= 8 million GPU ops (``JobSpec(world_size=8, iterations=20,
+  kernels_per_rank_target=1_000_000)``, about a minute per 2 million kernels).
 
-    python bench/metrics.py [--ranks 8] [--kernels-per-rank 1000000] [--iterations 20]
-                            [--repeat 3] [--target 2.0] [--only temporal_breakdown,idle_gaps]
+Each input is built once and cached under --out (git-ignored bench/out/ by default), and
+``tracewh ingest`` loads it into a warehouse there, rebuilt when this tracewh cannot open it (a
+newer migration, a changed view). --nsys-db / --gen-db reuse a warehouse made elsewhere instead
+(never rebuilt: opened read-only). Then every metric runs as a whole process, start-up included:
+``python -m tracewh.cli query NAME --db WH --format parquet -o TMP`` with its default
+parameters, best of --repeat runs. The table gives wall seconds, rows (from the Parquet file),
+the child's peak RSS and CPU seconds (user + system), and the load average before and after;
+then gpu_trace in a one-second window, its usual call.
+
+    python bench/metrics.py [--warehouses nsys,gen] [--out bench/out] [--repeat 3]
+                            [--target 2.0] [--only temporal_breakdown,idle_gaps]
+                            [--nsys-db FILE] [--gen-db FILE] [--nsys-exports DIR]
 """
 
 from __future__ import annotations
@@ -19,12 +26,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 import tracewh
 from tracewh.errors import TracewhError
-from tracewh.metrics import list_metrics, run_metric
+from tracewh.metrics import list_metrics
+from tracewh.warehouse import open_read_only
 
 HERE = Path(__file__).resolve().parent
 
@@ -70,77 +81,156 @@ def gpu_ops(db: Path) -> int | None:
         return None
 
 
-def warehouse(folder: Path, exports: Path, expected_kernels: int) -> Path:
+def warehouse(folder: Path, exports: Path | list[Path], expected_kernels: int) -> Path:
     db = folder / "wh.duckdb"
     ops = gpu_ops(db)
     if ops is None or ops < expected_kernels:
         for stale in (db, db.with_name(db.name + ".wal")):
             stale.unlink(missing_ok=True)
         print(f"ingesting {exports} into {db} ...", flush=True)
+        paths = [str(p) for p in exports] if isinstance(exports, list) else [str(exports)]
         seconds = run([sys.executable, "-m", "tracewh.cli", "ingest", "--quiet", "--db", str(db),
-                       str(exports)])
+                       *paths])
         print(f"  ingested in {seconds:.1f} s", flush=True)
     return db
+
+
+def nsys_warehouse(args) -> Path:
+    """The realistic nsys warehouse: --nsys-db as given, else built in --out (tiled exports from
+    --nsys-exports or made by bench/nsys_tiled.py)."""
+    if args.nsys_db:
+        return args.nsys_db
+    sys.path.insert(0, str(HERE))
+    import nsys_tiled
+
+    folder = args.out / "nsys_tiled_8rank_265"
+    folder.mkdir(parents=True, exist_ok=True)
+    exports = (sorted(args.nsys_exports.glob("rank*.sqlite")) if args.nsys_exports
+               else nsys_tiled.build(folder / "traces"))
+    return warehouse(folder, exports, 4_000_000)
+
+
+def gen_warehouse(args) -> Path:
+    if args.gen_db:
+        return args.gen_db
+    folder = args.out / f"metrics_{args.ranks}rank_{args.kernels_per_rank}"
+    folder.mkdir(parents=True, exist_ok=True)
+    exports = traces(folder, args.ranks, args.iterations, args.kernels_per_rank)
+    return warehouse(folder, exports, int(args.ranks * args.kernels_per_rank * 0.95))
 
 
 # extra runs with parameters, printed after the default-parameter table
 WITH_PARAMS = {"gpu_trace": [{"window": "10s/11s"}]}  # one second of each source's timeline
 
 
-def timed(con, metric, params: dict, repeat: int) -> tuple[float, float, int]:
-    """Best wall and CPU seconds of `repeat` runs, and the rows of the last."""
-    best, cpu, rows = float("inf"), float("inf"), 0
-    for _ in range(repeat):
-        started, cpu_started = time.perf_counter(), time.process_time()
-        rows = run_metric(con, metric, params).num_rows
-        best = min(best, time.perf_counter() - started)
-        cpu = min(cpu, time.process_time() - cpu_started)
-    return best, cpu, rows
+def query_process(db: Path, name: str, params: dict, out: Path,
+                  timeout: float) -> tuple[float, float, float] | None:
+    """Wall seconds, CPU seconds and peak RSS (MB) of one `tracewh query` process; None when it
+    was stopped after `timeout` seconds."""
+    command = [sys.executable, "-m", "tracewh.cli", "query", name, "--db", str(db),
+               "--format", "parquet", "-o", str(out)]
+    for key, value in params.items():
+        command += ["--param", f"{key}={value}"]
+    started = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() - started > timeout:
+            child.kill()
+            os.wait4(child.pid, 0)
+            child.stderr.close()
+            return None
+        time.sleep(0.02)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    error = child.stderr.read().decode().strip()
+    child.stderr.close()
+    if child.returncode != 0:
+        raise RuntimeError(error.splitlines()[-1] if error else f"exit {child.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def timed(db: Path, name: str, params: dict, repeat: int,
+          timeout: float) -> tuple[float, float, float, int] | None:
+    """Best wall and CPU seconds and peak RSS of `repeat` runs, and the rows of the last; None
+    when a run did not finish within `timeout` seconds."""
+    best, cpu, rss = float("inf"), float("inf"), 0.0
+    with tempfile.TemporaryDirectory(prefix="tracewh-bench-") as scratch:
+        out = Path(scratch) / "result.parquet"
+        for _ in range(repeat):
+            measured = query_process(db, name, params, out, timeout)
+            if measured is None:
+                return None
+            wall, seconds, peak = measured
+            best, cpu, rss = min(best, wall), min(cpu, seconds), max(rss, peak)
+        rows = pq.ParquetFile(out).metadata.num_rows
+    return best, cpu, rss, rows
+
+
+def bench(label: str, db: Path, metrics, args) -> None:
+    with open_read_only(db) as con:  # a warehouse given by --*-db is never upgraded in place
+        ops, ranks = con.execute("SELECT count(*), count(DISTINCT rank) FROM gpu_ops").fetchall()[0]
+        (ranges,) = con.execute("SELECT count(*) FROM nvtx_ranges").fetchall()[0]
+    print(f"\n{label}: {db} ({db.stat().st_size / 1e6:,.0f} MB), {ops:,} GPU ops and {ranges:,} "
+          f"NVTX ranges on {ranks} ranks; {os.cpu_count()} CPUs; whole `tracewh query` "
+          f"processes (start-up included), best of {args.repeat}, default parameters\n")
+    print(f"{'metric':32}{'seconds':>9}{'rows':>11}{'peak MB':>9}{'cpu s':>8}")
+    slow = []
+    load_before = os.getloadavg()
+    runs = [(m.name, {}) for m in metrics]
+    runs += [(m.name, p) for m in metrics for p in WITH_PARAMS.get(m.name, [])]
+    for name, params in runs:
+        label = " ".join([name] + [f"{k}={v}" for k, v in params.items()])
+        try:
+            measured = timed(db, name, params, args.repeat, args.timeout)
+        except RuntimeError as exc:
+            slow += [] if params else [name]
+            print(f"{label:32}  failed: {str(exc)[:160]}", flush=True)
+            continue
+        if measured is None:
+            slow += [] if params else [name]
+            print(f"{label:32}  stopped after {args.timeout:g} s", flush=True)
+            continue
+        best, cpu, rss, rows = measured
+        flag = "  > target" if best > args.target else ""
+        if flag and not params:
+            slow.append(name)
+        print(f"{label:32}{best:9.2f}{rows:11,d}{rss:9.0f}{cpu:8.2f}{flag}", flush=True)
+    load_after = os.getloadavg()
+    print(f"\n{len(metrics) - len(slow)} of {len(metrics)} metrics under {args.target:g} s"
+          + (f"; slower: {', '.join(slow)}" if slow else ""))
+    print("load average (1, 5, 15 min): " + " / ".join(f"{x:.1f}" for x in load_before)
+          + " before, " + " / ".join(f"{x:.1f}" for x in load_after) + " after "
+          "(other processes slow the wall times)", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ranks", type=int, default=8)
-    parser.add_argument("--kernels-per-rank", type=int, default=1_000_000)
-    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--warehouses", default="nsys,gen", help="nsys, gen or both")
+    parser.add_argument("--ranks", type=int, default=8, help="gen: ranks")
+    parser.add_argument("--kernels-per-rank", type=int, default=1_000_000, help="gen: kernels")
+    parser.add_argument("--iterations", type=int, default=20, help="gen: iterations")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--target", type=float, default=2.0, help="seconds; slower metrics are flagged")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds; a run is stopped then")
     parser.add_argument("--only", default="", help="comma-separated metric names")
     parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--nsys-db", type=Path, help="an ingested realistic nsys warehouse to use")
+    parser.add_argument("--nsys-exports", type=Path, help="bench/nsys_tiled.py's exports to ingest")
+    parser.add_argument("--gen-db", type=Path, help="an ingested generated warehouse to use")
     args = parser.parse_args()
-
-    folder = args.out / f"metrics_{args.ranks}rank_{args.kernels_per_rank}"
-    folder.mkdir(parents=True, exist_ok=True)
-    exports = traces(folder, args.ranks, args.iterations, args.kernels_per_rank)
-    db = warehouse(folder, exports, int(args.ranks * args.kernels_per_rank * 0.95))
 
     only = {name.strip() for name in args.only.split(",") if name.strip()}
     metrics = [m for m in list_metrics() if not only or m.name in only]
-    with tracewh.connect(db, read_only=True) as con:
-        ops, ranks = con.execute("SELECT count(*), count(DISTINCT rank) FROM gpu_ops").fetchall()[0]
-        print(f"\nwarehouse: {db} ({db.stat().st_size / 1e6:,.0f} MB), {ops:,} GPU ops on {ranks} "
-              f"ranks; {os.cpu_count()} CPUs; best of {args.repeat}, default parameters\n")
-        print(f"{'metric':24}{'seconds':>9}{'rows':>9}{'cpu s':>8}")
-        slow = []
-        load_before = os.getloadavg()[0]
-        for metric in metrics:
-            best, cpu, rows = timed(con, metric, {}, args.repeat)
-            flag = "  > target" if best > args.target else ""
-            if flag:
-                slow.append(metric.name)
-            print(f"{metric.name:24}{best:9.2f}{rows:9d}{cpu:8.2f}{flag}", flush=True)
-        print(f"\n{len(metrics) - len(slow)} of {len(metrics)} metrics under {args.target:g} s"
-              + (f"; slower: {', '.join(slow)}" if slow else ""))
-        # gpu_trace lists every op it keeps: without a window that is the whole warehouse. Its
-        # usual call (DESIGN: "in a time window") is timed here too, outside the count above.
-        for metric in metrics:
-            for params in WITH_PARAMS.get(metric.name, []):
-                best, cpu, rows = timed(con, metric, params, args.repeat)
-                label = metric.name + " " + " ".join(f"{k}={v}" for k, v in params.items())
-                print(f"{label:24}{best:9.2f}{rows:9d}{cpu:8.2f}", flush=True)
-    print(f"(cpu s: this process's CPU time, all DuckDB threads; 1-minute load average "
-          f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after: other processes slow the "
-          "wall times)")
+    builders = {"nsys": nsys_warehouse, "gen": gen_warehouse}
+    chosen = [w.strip() for w in args.warehouses.split(",") if w.strip()]
+    for label in chosen:
+        if label not in builders:
+            sys.exit(f"--warehouses {label!r}: use nsys, gen or both")
+    for label in chosen:
+        bench(label, builders[label](args), metrics, args)
 
 
 if __name__ == "__main__":

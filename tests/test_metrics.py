@@ -330,6 +330,18 @@ def test_bad_header_is_refused(tmp_path, header, message):
     assert str(info.value).startswith(str(path))
 
 
+def test_complexity_is_read_from_the_header_once(tmp_path):
+    header = ("-- metric: sweep\n-- version: 1\n-- summary: s\n-- grain: run_id\n-- params: none\n"
+              "-- uses: kernels\n-- complexity: O(n log n) in kernels\n")
+    path = write_metric(tmp_path, "sweep", "", "SELECT run_id FROM kernels", header=header)
+    assert load_metric(path).complexity == "O(n log n) in kernels"
+    assert load_metric(write_metric(tmp_path, "plain", "none",
+                                    "SELECT run_id FROM kernels")).complexity is None
+    path.write_text(header + "-- complexity: O(n)\nSELECT run_id FROM kernels\n")
+    with pytest.raises(MetricError, match=r"sweep.sql:8: `-- complexity:` appears twice"):
+        load_metric(path)
+
+
 @pytest.mark.parametrize("params, body, message", [
     ("none", "SELECT 1 AS x;\nSELECT 2 AS y;", r"bad.sql:8: a metric is one statement, found 2"),
     ("none", "INSERT INTO store.kernels SELECT * FROM store.kernels", r"bad.sql:7: .*not INSERT"),

@@ -5,6 +5,7 @@
 -- grain: section, item
 -- params: base (text, optional), test (text, optional), top (int, default 5), include_first_last (bool, default false), kernel_wait_ns (int, default 30000)
 -- uses: run_measures, run_pair
+-- complexity: O(n log n) in the GPU ops, CPU ops and API calls of the two runs (run_measures: hash aggregates and sort-based interval sweeps)
 -- see: run_diff, scaling, temporal_breakdown, comm_comp_overlap, idle_gaps, iteration_time, gpu_kernel_summary; nsys diff recipe
 --
 -- base is the run before, test the run after (run_pair: default the first run by run_id and

@@ -6,6 +6,7 @@
 -- params: run (text, optional)
 -- see: clock_offsets view (DESIGN section 4)
 -- uses: clock_offsets, scope
+-- complexity: O(n) in NCCL ops (clock_offsets: hash joins on the collective's key), then per rank
 --
 -- The clock_offsets view, with spreads: per rank the offset to subtract from its raw times
 -- to compare it with the reference rank (0 for ranks on the reference's host), how many

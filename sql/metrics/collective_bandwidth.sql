@@ -6,6 +6,7 @@
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw)
 -- uses: clock_offsets, nccl_ops, scope, sources
+-- complexity: O(n log n) in NCCL ops (hash joins on keys, output sorted)
 --
 -- A collective is matched across ranks by nccl_ops.op_key; a send or receive is its own rank's
 -- operation (op_key shown as `op_key@rank`). Per collective:

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench coll_call_num
 -- uses: iterations, nccl_ops, scope
+-- complexity: O(n) in NCCL ops, plus one scan of the NVTX names for iterations (prefix test, then the regex on the few candidates)
 --
 -- Counts NCCL operations (rows of nccl_ops: one per collective or send/recv, so a kernel that
 -- runs a group of operations counts each of them), not NCCL kernels, and keeps kinds, process

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
 -- see: HTA get_comm_comp_overlap
 -- uses: gpu_ops, intervals, kernels, launches, scope
+-- complexity: O(n log n) in GPU ops (sort-based interval sweeps per rank, clipped to iteration tiles)
 --
 -- Per rank, with U = merged intervals of the rank's GPU kernels:
 --   comm_ns          |U comm|                 (NCCL and other communication kernels)

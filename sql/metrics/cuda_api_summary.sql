@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_api_sum
 -- uses: cuda_api, scope, sources
+-- complexity: O(n log n) in API calls (hash aggregate; quantiles sort each name's durations)
 --
 -- v2: names as nsys stats prints them (only a 4-character _vNNNN suffix is cut, at ingest),
 --     so cuGetProcAddress and cuGetProcAddress_v2 are two rows again

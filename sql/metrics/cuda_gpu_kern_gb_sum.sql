@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_gb_sum (CUDA GPU Kernel/Grid/Block Summary)
 -- uses: kernels, scope, sources
+-- complexity: O(n log n) in kernels (one hash join to its sources, a hash aggregate; quantiles sort each group's durations)
 --
 -- NVIDIA's definition (report cuda_gpu_kern_gb_sum): kernels grouped by name, grid and block
 -- dimensions; one row per (name, grid, block) on each rank, with nsys' columns:

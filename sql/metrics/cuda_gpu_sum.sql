@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_sum (CUDA GPU Summary (Kernels/MemOps))
 -- uses: gpu_ops, scope, sources
+-- complexity: O(n log n) in GPU ops (one hash join to its sources, a hash aggregate; quantiles sort each group's durations)
 --
 -- NVIDIA's definition (report cuda_gpu_sum: cuda_gpu_kern_sum and cuda_gpu_mem_time_sum in one
 -- table): every kernel, memcpy and memset, grouped by operation name; one row per operation on

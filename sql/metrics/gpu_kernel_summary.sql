@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_sum --filter-time
 -- uses: kernels, scope, sources
+-- complexity: O(n log n) in kernels (hash aggregate; quantiles sort each name's durations)
 --
 -- v2: short_name is filled for kernels in '(anonymous namespace)' (it was empty: kernels view)
 -- One row per kernel name on each rank, with the numbers of cuda_gpu_kern_sum:

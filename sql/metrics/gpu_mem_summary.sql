@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
 -- uses: gpu_ops, scope, sources
+-- complexity: O(n log n) in memcpy and memset ops (hash aggregate; quantiles)
 --
 -- One row per memory operation on each rank: `[CUDA memcpy Host-to-Device]` and the other copy
 -- kinds, and `[CUDA memset]`, with both reports' numbers side by side:

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_trace --filter-time
 -- uses: gpu_ops, scope, sources
+-- complexity: O(n log n) in GPU ops (a filtered scan, sorted by start): the output is every op kept
 --
 -- One row per GPU operation of the gpu_ops view, with the launch configuration of kernels,
 -- ordered by start time.

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), bins (int, default 30), threshold (float, default 50), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys recipe gpu_time_util (--chunks 30, --threshold 50)
 -- uses: gpu_ops, intervals, iteration_tiles, ranks, scope
+-- complexity: O(n log n) in GPU ops (intervals_union sweep, clipped to iteration tiles)
 --
 -- For each device (run_id, rank, device_id) the window W = [first GPU op start, last GPU op
 -- end] is cut into `bins` equal bins: bin k (0-based) is [W0 + ceil(k L / n), W0 + ceil((k+1) L / n))

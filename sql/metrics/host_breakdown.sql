@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), step_pattern (text, optional), data_pattern (text, optional), phases (text, optional)
 -- see: nsys analyze (cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async); DeepSpeed wall_clock_breakdown
 -- uses: host_activity, intervals, ranks, scope, training_steps
+-- complexity: O(n log n) in host events: CPU ops, API calls, OS calls (host_activity; intervals_flatten sweep)
 --
 -- The launching thread of a rank is the thread of its steps (the training loop), else its
 -- thread with the most CUDA API calls (main_threads in sql/lib/host_activity.sql). Each

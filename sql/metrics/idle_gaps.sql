@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
 -- uses: gap_causes, gpu_ops, intervals, iteration_tiles, ranks, scope
+-- complexity: O(n log n) in GPU ops (intervals_union sweeps; gap causes by ASOF join, never a range join)
 --
 -- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends

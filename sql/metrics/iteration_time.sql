@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), step_pattern (text, optional), include_first_last (bool, default false), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional)
 -- see: HTA / TraceLens step time; nsys nvtx_sum of ProfilerStep#N
 -- uses: clock_offsets, scope, training_steps
+-- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
 --
 -- Iterations are the host ranges of the iterations view (ProfilerStep#N, step N, iteration N), or,
 -- with step_pattern, the NVTX ranges whose name matches that regular expression (numbered by the

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: Paraver "kernels in flight" and "concurrency of computation during NCCL"
 -- uses: gpu_ops, intervals, ranks, scope
+-- complexity: O(n log n) in GPU ops (intervals_overlap_sum sweep)
 --
 -- For each device (run_id, rank, device_id), over its window W = [first kernel start, last
 -- kernel end], one row per number of kernels in flight (0, 1, 2, ...):

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, stream_id, correlation_id, start_ns
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), runtime_cutoff_us (float, default 50), launch_delay_cutoff_us (float, default 100), include_memory_events (bool, default true), hta_launch_names (bool, default false), per_launch (bool, default false)
 -- uses: gpu_op_calls, ranks, scope
+-- complexity: O(n) in GPU ops (hash join to the launching call on its correlation id)
 -- see: HTA get_cuda_kernel_launch_stats
 --
 -- Each GPU op (kernel, memcpy, memset) and the CUDA API call that launched it (same file,

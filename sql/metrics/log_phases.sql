@@ -5,6 +5,7 @@
 -- grain: run_id, timer
 -- params: run (text, optional), series (text, optional), warmup (int, default 1)
 -- uses: log_iterations, log_timers, runs, scope, series
+-- complexity: O(n) in log lines (hash joins and aggregates); runs and series read per run
 -- see: DeepSpeed wall_clock_breakdown, Megatron-LM iteration lines
 --
 -- Timers come from log_timers (steps numbered per timer and rank in file order) and, as the timer

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_type, device_id, iteration, op, module
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), top (int, default 0)
 -- uses: cpu_op_names, memory_events, nvtx_ranges, python_frames, scope
+-- complexity: O(n log n) in memory events (running sums; the module by ASOF join); the nested lookup runs only for the peaks
 -- see: memory_peaks; torch.cuda.memory._snapshot
 --
 -- At the peak event of each (rank, device, iteration) (memory_peaks' peak_ns: the first event

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_type, device_id, iteration
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- uses: cpu_op_names, memory_events, scope
+-- complexity: O(n log n) in memory events (running sums, hash aggregates)
 -- see: torch.cuda.max_memory_allocated; PyTorch profiler [memory] events
 --
 -- From memory_events (allocator events). Per (rank, device, iteration; NULL: outside every step):

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_type, device_id, ts_ns
 -- params: run (text, optional), rank (int, optional), bins (int, default 1000), phases (text, optional)
 -- uses: memory_events, nvtx_ranges, phase_names, scope
+-- complexity: O(n log n) in memory events (running sums; phases by ASOF join)
 -- see: memory_events; torch.cuda.memory_allocated; nvtx_phases
 --
 -- From memory_events (allocator events). bins > 0: each device's time span cut into that many

@@ -5,6 +5,7 @@
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), device (text, optional), dtype (text, optional), parameters (float, optional)
 -- uses: device_peaks, iterations, kernels, perf_iteration_flops, runs, scope
+-- complexity: O(n) in kernels, counted ops and NVTX ranges (hash joins and aggregates)
 -- see: TraceLens PerfModel; CCL-Bench MFU; PaLM appendix B (6 N D)
 --
 -- One row per rank and iteration (ProfilerStep#N, the iterations view):

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys recipe nccl_sum; nsys stats -r nvtx_sum restricted to the NCCL domain
 -- uses: nvtx_ranges, scope, sources
+-- complexity: O(n log n) in NVTX ranges (only NCCL's domain kept; a hash aggregate; quantiles sort each name's durations)
 --
 -- The NCCL API calls as NCCL's own NVTX instrumentation records them (nsys --trace=nvtx with
 -- NCCL >= 2.x: ranges such as ncclAllReduce, ncclSend, ncclGroupStart in the NCCL domain),

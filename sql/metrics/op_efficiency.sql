@@ -5,6 +5,7 @@
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional)
 -- uses: device_peaks, op_kernels, op_shapes, op_shapes_recorded, scope
+-- complexity: O(n) in kernels and recorded op shapes (hash joins on correlation ids)
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
 --
 -- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its

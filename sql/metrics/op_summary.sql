@@ -5,6 +5,7 @@
 -- grain: run_id, rank, name, input_dims, input_types
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
 -- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, scope
+-- complexity: O(n log n) in CPU ops and GPU ops (launches by hash join; busy time by intervals_union sweep)
 -- see: TraceLens ops_summary and ops_unique_args (TreePerfAnalyzer.get_kernel_launchers)
 --
 -- TraceLens' kernel launchers, per rank. Each GPU op (kernel, memcpy, memset) has a launcher:

@@ -5,6 +5,7 @@
 -- grain: run_id, process_group, collective
 -- params: run (text, optional)
 -- uses: parallel_groups, scope
+-- complexity: O(n log n) in NCCL ops and phase ranges (parallel_groups: phase of a launch by ASOF join on merged phase stretches)
 -- see: DeepSpeed ZeRO, PyTorch FSDP, Megatron-LM TP/PP, MoE expert parallelism
 --
 -- One row per run, process group and collective (parallel_groups): the group's ranks, calls per

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), stages (int, optional), microbatches (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: GPipe / Megatron-LM bubble fraction (p-1)/(m+p-1); CCL-Bench bubble_size_pipeline
 -- uses: gpu_ops, intervals, nccl_ops, ranks, runs, scope
+-- complexity: O(n log n) in GPU ops (intervals_window_breakdown sweep over iteration tiles)
 --
 -- Every rank is a pipeline stage. Per (rank, iteration), W is the iteration's span on the GPU
 -- (from the first start of a GPU op launched in it to the first start of one launched in the

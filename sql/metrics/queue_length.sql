@@ -5,6 +5,7 @@
 -- grain: run_id, rank, device_id, stream_id
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), queue_limit (int, default 1024), hta_launch_names (bool, default false), launch_first (bool, default false), hta_float_us (bool, default false)
 -- uses: gpu_op_calls, gpu_ops, ranks, scope
+-- complexity: O(n log n) in GPU ops and their launches (running sums over one sort per stream)
 -- see: HTA get_queue_length_summary, get_time_spent_blocked_on_full_queue
 --
 -- A stream's queue holds the ops launched on it that have not started: +1 at the start of the

@@ -5,6 +5,7 @@
 -- grain: run_id, section, item
 -- params: runs (text, optional), series (text, optional), threshold (float, default 0.1), include_first_last (bool, default false), kernel_wait_ns (int, default 30000)
 -- uses: ranks, run_measures, series
+-- complexity: O(m) in run measures (run_measures per run, then hash joins)
 -- see: breakdown_diff, run_diff, scaling
 --
 -- A series is runs of the same configuration but for one field or the date. runs: a

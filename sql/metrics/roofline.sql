@@ -5,6 +5,7 @@
 -- grain: run_id, family, device, dtype
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), device (text, optional)
 -- uses: device_peaks, op_kernels, op_shapes
+-- complexity: O(n) in kernels of modelled ops (hash joins on shape and launch ids, a hash aggregate per family)
 -- see: op_efficiency (the same ops per shape); Williams, Waterman, Patterson: Roofline (CACM 2009)
 --
 -- What the report's roofline figure draws, over the modelled ops that launched kernels (as

@@ -5,6 +5,7 @@
 -- grain: level, name
 -- params: base (text, optional), test (text, optional), base_rank (int, optional), test_rank (int, optional), base_iteration (text, optional), test_iteration (text, optional), level (text, default 'all'), short_names (bool, default false), threshold (float, default 0.05), launched_only (bool, default false)
 -- uses: cpu_ops, cuda_api, gpu_ops, iterations, kernel_short_name, nvtx_ranges, ranks, run_pair
+-- complexity: O(n log n) in the ops of the two runs (hash aggregates; NVTX ranges to iterations by ASOF join)
 -- see: HTA TraceDiff.compare_traces and ops_diff (tests/peer/hta_trace_diff.py)
 --
 -- The ops of two runs matched by name: base is the run before (the control), test the run

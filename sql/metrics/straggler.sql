@@ -6,6 +6,7 @@
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA straggler analysis; nsys recipe nccl_gpu_overlap_trace
 -- uses: collective_waits, scope
+-- complexity: O(n log n) in collective waits (hash aggregates, ranking window)
 --
 -- Collectives (not sends or receives: their peers differ from rank to rank) matched across
 -- ranks by op_key and seen on at least two ranks, from the collective_waits view: times are

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: HTA straggler analysis (per collective); straggler sums these per rank
 -- uses: collective_waits, scope
+-- complexity: O(n log n) in collective waits
 --
 -- One row per rank of each collective matched across ranks by op_key (sends and receives
 -- excluded), from the collective_waits view. Times aligned across hosts (raw - clock offset):

@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per_call (bool, default false)
 -- see: nsys analyze rules cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async
 -- uses: gpu_ops, host_activity, ranks, scope
+-- complexity: O(n log n) in GPU ops and host events (sweeps; no range join)
 --
 -- The calls are blocking_calls' (sql/lib/host_activity.sql), on any host thread:
 --   sync api         cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,

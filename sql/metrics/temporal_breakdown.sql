@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
 -- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
 -- uses: gpu_ops, intervals, iteration_tiles, launches, ranks, scope
+-- complexity: O(n log n) in GPU ops (intervals_window_breakdown sweep over iteration tiles)
 --
 -- W is the window: the rank's GPU span [first GPU op start, last GPU op end], cut to
 -- start_ns/end_ns (UTC) when given. Over W, with U = merged intervals and |.| = total length:

@@ -6,6 +6,7 @@
 -- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false), parameters (float, optional)
 -- see: CCL-Bench throughput_tokens_sec
 -- uses: clock_offsets, perf_iteration_flops, runs, scope, training_steps
+-- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
 --
 -- One row per run. The iteration time is the median over iterations of the across-rank
 -- iteration time (last aligned end - first aligned start over the ranks), as iteration_time

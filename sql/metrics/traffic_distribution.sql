@@ -6,6 +6,7 @@
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
 -- uses: nccl_ops, scope
+-- complexity: O(n) in NCCL ops (hash aggregates)
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
 -- rank's operation), with its size (full_bytes, nccl-tests size), t = the shortest duration over

@@ -19,8 +19,10 @@ SELECT
     start_ns,
     end_ns,
     end_ns - start_ns AS dur_ns,
-    iteration = min(iteration) OVER w AS is_first,
-    iteration = max(iteration) OVER w AS is_last,
+    -- first_value in order, not min/max OVER the partition: DuckDB rewrites those into an
+    -- aggregate joined back, which scans every NVTX range a second time
+    iteration = first_value(iteration) OVER (w ORDER BY iteration) AS is_first,
+    iteration = first_value(iteration) OVER (w ORDER BY iteration DESC) AS is_last,
     end_ns IS NULL AS is_partial  -- the range never ended inside the capture
 FROM steps
 WINDOW w AS (PARTITION BY run_id, rank);

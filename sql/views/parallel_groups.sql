@@ -1,4 +1,4 @@
--- uses: cuda_api, nccl_ops, nvtx_ranges
+-- uses: cuda_api, intervals, nccl_ops, nvtx_ranges
 -- How a run is parallelised, read from its collectives: one row per run, process group and
 -- collective, with where in the step the collective is launched, how often, how big, and the
 -- pattern it matches. The parallelism metric shows it; runs takes tp/dp/pp/ep/zero_stage from
@@ -21,33 +21,65 @@
 CREATE OR REPLACE VIEW parallel_groups AS
 WITH launched AS (
     SELECT n.run_id, n.rank, n.file_id, n.collective, n.full_bytes, n.group_size, n.pg_name,
-           n.pg_desc, n.pg_ranks, n.peer, n.iteration, a.tid, a.start_ns AS launch_ns
+           n.pg_desc, n.pg_ranks, n.peer, n.iteration, a.tid, a.start_ns AS launch_ns,
+           row_number() OVER () AS launch_row
     FROM nccl_ops n
     LEFT JOIN cuda_api a
         ON a.file_id = n.file_id AND a.pid = n.pid AND a.correlation_id = n.correlation_id
 ),
-marks AS (
-    SELECT file_id, CAST(NULL AS BIGINT) AS tid, start_ns, end_ns,
+distinct_names AS MATERIALIZED (  -- so that the regexes below run once per name, not per range
+    SELECT DISTINCT name FROM nvtx_ranges
+),
+mark_names AS (
+    SELECT name,
            CASE WHEN regexp_matches(name, '(?i)optimi[sz]er|_take_model_step') THEN 1
                 WHEN regexp_matches(name, '(?i)backward') THEN 2 ELSE 3 END AS phase_order
-    FROM nvtx_ranges
-    WHERE end_ns IS NOT NULL
-      AND regexp_matches(name, '(?i)optimi[sz]er|_take_model_step|backward|forward')
+    FROM distinct_names
+    WHERE regexp_matches(name, '(?i)optimi[sz]er|_take_model_step|backward|forward')
       AND NOT regexp_matches(name, '(?i)zero_grad')
+),
+marks AS (
+    -- any_thread: an NVTX mark covers every thread of its rank, an autograd op its own (every
+    -- thread when it has none)
+    SELECT file_id, true AS any_thread, 0 AS tid, start_ns, end_ns, phase_order
+    FROM nvtx_ranges JOIN mark_names USING (name)
+    WHERE end_ns IS NOT NULL
     UNION ALL
-    SELECT file_id, tid, start_ns, end_ns, 2
+    SELECT file_id, tid IS NULL, coalesce(tid, 0), start_ns, end_ns, 2
     FROM store.cpu_ops  -- not the cpu_ops view, whose tree (depth, parent) would be computed
     WHERE name LIKE 'autograd::engine::evaluate_function:%'
 ),
-phased AS (
-    SELECT l.*,
-           CASE min(m.phase_order) WHEN 1 THEN 'optimizer' WHEN 2 THEN 'backward'
-                                   WHEN 3 THEN 'forward' ELSE 'other' END AS phase
+mark_groups AS (
+    SELECT *, dense_rank() OVER (ORDER BY file_id, any_thread, tid, phase_order) AS grp
+    FROM marks
+),
+covered AS (  -- per rank, thread (or any) and phase: the disjoint stretches its marks cover
+    SELECT file_id, any_thread, tid, phase_order, start_ns, end_ns
+    FROM intervals_union(mark_groups)
+),
+probes AS (  -- each launch asks each phase, on any thread and on its own
+    SELECT l.launch_row, l.file_id, l.launch_ns, p.phase_order, t.any_thread,
+           CASE WHEN t.any_thread THEN 0 ELSE l.tid END AS tid
     FROM launched l
-    LEFT JOIN marks m
-        ON m.file_id = l.file_id AND l.launch_ns >= m.start_ns AND l.launch_ns < m.end_ns
-       AND (m.tid IS NULL OR m.tid = l.tid)
-    GROUP BY ALL
+    CROSS JOIN (VALUES (1), (2), (3)) p(phase_order)
+    CROSS JOIN (VALUES (true), (false)) t(any_thread)
+    WHERE l.launch_ns IS NOT NULL AND (t.any_thread OR l.tid IS NOT NULL)
+),
+inside AS (  -- the stretch starting last at or before the launch (ASOF) holds it, or none does
+    SELECT p.launch_row, min(p.phase_order) AS phase_order
+    FROM probes p
+    ASOF JOIN covered c
+        ON c.file_id = p.file_id AND c.any_thread = p.any_thread AND c.tid = p.tid
+       AND c.phase_order = p.phase_order AND p.launch_ns >= c.start_ns
+    WHERE p.launch_ns < c.end_ns
+    GROUP BY p.launch_row
+),
+phased AS (  -- DISTINCT: launches alike in every column count once, as they always have
+    SELECT DISTINCT l.* EXCLUDE (launch_row),
+           CASE i.phase_order WHEN 1 THEN 'optimizer' WHEN 2 THEN 'backward'
+                              WHEN 3 THEN 'forward' ELSE 'other' END AS phase
+    FROM launched l
+    LEFT JOIN inside i USING (launch_row)
 ),
 per_group AS (
     SELECT run_id,

@@ -11,6 +11,9 @@ WITH given AS (
                        WHEN 'megatron-args' THEN 3 WHEN 'name-template' THEN 4 ELSE 5 END AS trust
     FROM store.run_params
 ),
+groups AS MATERIALIZED (  -- once for both uses below
+    SELECT run_id, group_size, pattern FROM parallel_groups
+),
 inferred AS (
     SELECT run_id, key, CAST(max(size) AS VARCHAR) AS value, 'inferred' AS source,
            CAST(NULL AS BIGINT) AS file_id, 6 AS trust
@@ -18,10 +21,10 @@ inferred AS (
         SELECT run_id, group_size AS size,
                CASE pattern WHEN 'tensor parallel' THEN 'tp' WHEN 'pipeline parallel' THEN 'pp'
                             WHEN 'expert parallel' THEN 'ep' ELSE 'dp' END AS key
-        FROM parallel_groups WHERE pattern <> 'unclassified'
+        FROM groups WHERE pattern <> 'unclassified'
         UNION ALL
         SELECT run_id, CASE pattern WHEN 'FSDP / ZeRO-3' THEN 3 ELSE 2 END, 'zero_stage'
-        FROM parallel_groups WHERE pattern IN ('FSDP / ZeRO-3', 'ZeRO-2')
+        FROM groups WHERE pattern IN ('FSDP / ZeRO-3', 'ZeRO-2')
     )
     GROUP BY run_id, key
 )

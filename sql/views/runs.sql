@@ -2,14 +2,17 @@
 -- One row per training job (run), with its configuration (run_config: the most trusted value of
 -- each key) as typed columns, the other keys in `params`, and where each value came from.
 CREATE OR REPLACE VIEW runs AS
-WITH given AS (
+WITH config_rows AS MATERIALIZED (  -- once: the aggregates below would each recompute it
+    SELECT run_id, key, value, source FROM run_config
+),
+given AS (
     SELECT run_id,
            map_from_entries(list((key, value))) AS v,
            map_from_entries(list((key, value) ORDER BY key) FILTER (WHERE key NOT IN (
                'model_size', 'tp', 'dp', 'pp', 'cp', 'ep', 'zero_stage', 'layers', 'hidden',
                'heads', 'seq_len', 'global_batch', 'micro_batch'))) AS params,
            map_from_entries(list((key, source) ORDER BY key)) AS config_sources
-    FROM run_config
+    FROM config_rows
     GROUP BY run_id
 ),
 config AS (

@@ -3,14 +3,17 @@
 -- at tp 1, 2 and 4. One row per run and series; a run belongs to one series per field it shares
 -- a sweep in. Runs missing a field the others have are not in their series.
 CREATE OR REPLACE VIEW series AS
-WITH configs AS (
-    SELECT run_id, list((key, value) ORDER BY key) AS config FROM run_config GROUP BY run_id
+WITH config_rows AS MATERIALIZED (  -- once for both uses below
+    SELECT run_id, key, value FROM run_config
+),
+configs AS (
+    SELECT run_id, list((key, value) ORDER BY key) AS config FROM config_rows GROUP BY run_id
 ),
 one_out AS (
     -- each run once per field: the field, its value, and the rest of the configuration
     SELECT c.run_id, f.key AS varied, f.value,
            list_filter(c.config, lambda x: x[1] <> f.key) AS fixed
-    FROM configs c JOIN run_config f USING (run_id)
+    FROM configs c JOIN config_rows f USING (run_id)
 ),
 sweeps AS (
     SELECT varied, fixed FROM one_out GROUP BY varied, fixed HAVING count(DISTINCT value) >= 2

@@ -10,6 +10,7 @@ A metric file is a comment header, then one query over the public views (DESIGN 
     -- params: run (text, optional), rank (int, optional), top (int, default 0)   (or: none)
     -- see: nsys stats -r cuda_gpu_kern_sum  (optional)
     -- uses: kernels                       (the modules of sql/lib and sql/views it reads)
+    -- complexity: O(n log n) in kernels   (optional: its cost in what a capture holds many of)
     SELECT ...
 
 Header lines are `-- key: value` with one of the keys above; other leading comment lines are free
@@ -43,7 +44,7 @@ if TYPE_CHECKING:  # loaded where a query is checked or run: 'metrics list' read
     from sqlglot import exp
 
 REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params", "uses")
-OPTIONAL_KEYS = ("unit", "see")
+OPTIONAL_KEYS = ("unit", "see", "complexity")
 _HEADER_LINE = re.compile(r"^--\s*(%s):\s*(.*?)\s*$" % "|".join(REQUIRED_KEYS + OPTIONAL_KEYS))
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PARAM = re.compile(
@@ -94,6 +95,7 @@ class Metric:
     uses: tuple[str, ...]  # the modules of sql/lib and sql/views the query reads
     body: str  # the file after its header: the query, as written
     path: Path
+    complexity: str | None = None  # its cost in what a capture holds many of (ranges, ops)
 
     @property
     def query(self) -> str:
@@ -239,6 +241,7 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
                    if u.strip() and u.strip() != "none"),
         body=body,
         path=path,
+        complexity=header.get("complexity", (None,))[0] or None,
     )
 
 
