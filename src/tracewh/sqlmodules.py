@@ -11,9 +11,9 @@ macros and types called), it orders the installation of the views, and its trans
 what the metrics lock hashes beside a metric's own body (metrics.py).
 
 A module that reads a stored table (`store.x`) reads what the derive registry
-(tracewh.store.derive) fills in it: the scripts of the entries filling the table or a column of
-it (UPDATEs included) and their inputs (sql/kernel_kinds.csv, through store.kernel_kinds) count
-in the closure's hash, with, transitively, the modules those scripts call and the entries filling
+(tracewh.store.derive) fills in it: the scripts of the entries filling the table, or a column of
+it the module names (UPDATEs included), and their inputs (sql/kernel_kinds.csv, through
+store.kernel_kinds) count in the closure's hash, with, transitively, the modules those scripts call and the entries filling
 the tables they read. Changing how stored rows are made changes the lock of every metric that
 reads them.
 """
@@ -33,6 +33,9 @@ from .resources import sql_dir
 FOLDERS = ("lib", "views")
 _USES = re.compile(r"^--\s*uses:\s*(.*?)\s*$")
 _READS_STORE = re.compile(r"\bstore\.(\w+)", re.I)
+# `SELECT * FROM store.x` (or `x.*`, `* EXCLUDE (...)`): every column of x, derived ones included
+_STAR = re.compile(r"SELECT\s+(?:DISTINCT\s+)?(?:\w+\.)?\*(?:\s+EXCLUDE\s*\([^)]*\))?\s+FROM\s+store\.",
+                   re.I)
 _DEFINES = re.compile(
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO|TABLE\s+MACRO|TYPE)\s+(?:main\.)?\"?(\w+)", re.I)
 
@@ -45,7 +48,7 @@ class Module:
     uses: tuple[str, ...] | None  # None: the file declares nothing
     views: frozenset[str]  # views and macros it defines (what metrics and users may read)
     types: frozenset[str]  # ENUM types it defines
-    reads: frozenset[str] = frozenset()  # the stored tables it reads (store.x)
+    reads: StoredReads | None = None  # what it reads of the stored tables
 
     @property
     def defines(self) -> frozenset[str]:
@@ -181,9 +184,26 @@ def check_uses(path: Path, text: str, modules: dict[str, Module],
     return None
 
 
-def stored_reads(sql: str) -> frozenset[str]:
-    """The stored tables `sql` names (store.x)."""
-    return frozenset(t.lower() for t in _READS_STORE.findall(_code_only(sql)))
+@dataclass(frozen=True)
+class StoredReads:
+    """What SQL reads of the stored tables: the tables it names (store.x), and the columns it may
+    read of them: every name in its code, or every column when it selects `*` from one."""
+
+    tables: frozenset[str]
+    words: frozenset[str]
+    star: bool
+
+    def reads(self, fill: str) -> bool:
+        """Does it read `fill` (a derive entry's 'table' or 'table.column')?"""
+        table, _, column = fill.partition(".")
+        return table in self.tables and (not column or self.star or column in self.words)
+
+
+def stored_reads(sql: str) -> StoredReads:
+    code = _code_only(sql)
+    return StoredReads(frozenset(t.lower() for t in _READS_STORE.findall(code)),
+                       frozenset(w.lower() for w in re.findall(r"\w+", code)),
+                       bool(_STAR.search(code)))
 
 
 def derive_writes(sql: str) -> set[str]:
@@ -284,39 +304,36 @@ def code_sha256(text: str) -> str:
 def lock_closure(uses: tuple[str, ...], modules: dict[str, Module],
                  sql_root: str | Path | None = None) -> tuple[list[str], list]:
     """What a reader of `uses` depends on: the modules of its closure, the derive entries filling
-    the stored tables they read, and transitively the modules those entries' scripts call and the
-    entries filling the tables the scripts read. (modules sorted, entries in registry order)"""
-    from .store.derive import REGISTRY, fillers
+    what they read of the stored tables, and transitively the modules those entries' scripts call
+    and the entries filling what the scripts read. (modules sorted, entries in registry order)"""
+    from .store.derive import REGISTRY
 
     root = Path(sql_root or sql_dir())
     names: set[str] = set()
-    tables: set[str] = set()
+    readers: list[StoredReads] = []
     entries: set[str] = set()
 
     def add_modules(used) -> None:
         for name in closure(tuple(used), modules):
             if name not in names:
                 names.add(name)
-                tables.update(modules[name].reads)
+                readers.append(modules[name].reads)
 
     add_modules(uses)
-    done: set[str] = set()
-    while tables - done:
-        table = min(tables - done)
-        done.add(table)
-        for derived in fillers(table):
-            if derived.name in entries:
-                continue
-            entries.add(derived.name)
-            for script in derived.scripts:
-                used, read, _ = _script_facts(root / script, root)
-                add_modules(used)
-                tables.update(read)
+    while readers:
+        reader = readers.pop()
+        for derived in REGISTRY:
+            if derived.name not in entries and any(map(reader.reads, derived.fills)):
+                entries.add(derived.name)
+                for script in derived.scripts:
+                    used, read, _ = _script_facts(root / script, root)
+                    add_modules(used)
+                    readers.append(read)
     return sorted(names), [e for e in REGISTRY if e.name in entries]
 
 
-def _script_facts(path: Path, root: Path) -> tuple[frozenset[str], frozenset[str], str]:
-    """(modules it calls, stored tables it reads, code_sha256) of a derive script."""
+def _script_facts(path: Path, root: Path) -> tuple[frozenset[str], StoredReads, str]:
+    """(modules it calls, what it reads of the stored tables, code_sha256) of a derive script."""
     stat = path.stat()
     return _facts(path, stat.st_mtime_ns, stat.st_size, root)
 

@@ -67,11 +67,6 @@ def entry(name: str) -> Derived:
     return next(e for e in REGISTRY if e.name == name)
 
 
-def fillers(table: str) -> list[Derived]:
-    """The entries that fill `table` or a column of it."""
-    return [e for e in REGISTRY if table in e.tables()]
-
-
 def checksum(derived: Derived, root: Path | None = None) -> str:
     root = root or sql_dir()
     digest = hashlib.sha256()
