@@ -1,8 +1,8 @@
 -- The shapes of the ops the sources first_file_id to last_file_id (variables) brought, stored
 -- once (migration 0016) so that the performance models need not parse cpu_ops.args at every
--- query. Rerunnable: the sources' earlier rows go first. A change here refills every source when the warehouse is next
--- opened for writing, and changes the lock of every metric reading the perf_ops view (whose
--- `-- filled by:` names this script).
+-- query. Rerunnable: the sources' earlier rows go first. Derive entry op_shapes
+-- (tracewh.store.derive): a change here refills every source when the warehouse is next opened
+-- for writing, and changes the lock of every metric reading these tables.
 DELETE FROM store.shaped_ops
 WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id');
 DELETE FROM store.shape_sources

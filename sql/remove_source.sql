@@ -1,23 +1,12 @@
 -- Remove every row of one source (variable file_id) from the stored tables.
-DELETE FROM store.kernels WHERE file_id = getvariable('file_id');
-DELETE FROM store.memcpy WHERE file_id = getvariable('file_id');
-DELETE FROM store.memset WHERE file_id = getvariable('file_id');
-DELETE FROM store.cuda_api WHERE file_id = getvariable('file_id');
-DELETE FROM store.cpu_ops WHERE file_id = getvariable('file_id');
-DELETE FROM store.nvtx_ranges WHERE file_id = getvariable('file_id');
-DELETE FROM store.nccl_ops WHERE file_id = getvariable('file_id');
-DELETE FROM store.gpu_syncs WHERE file_id = getvariable('file_id');
-DELETE FROM store.python_frames WHERE file_id = getvariable('file_id');
-DELETE FROM store.os_calls WHERE file_id = getvariable('file_id');
-DELETE FROM store.devices WHERE file_id = getvariable('file_id');
-DELETE FROM store.memory_events WHERE file_id = getvariable('file_id');
-DELETE FROM store.shaped_ops WHERE file_id = getvariable('file_id');
-DELETE FROM store.shape_sources WHERE file_id = getvariable('file_id');
-DELETE FROM store.samples WHERE file_id = getvariable('file_id');
-DELETE FROM store.log_values WHERE file_id = getvariable('file_id');
-DELETE FROM store.run_params WHERE file_id = getvariable('file_id');
-DELETE FROM store.ranks WHERE file_id = getvariable('file_id');
-DELETE FROM store.sources WHERE file_id = getvariable('file_id');
+-- The first statement writes one DELETE per stored table with a file_id column, from DuckDB's
+-- catalog (tracewh.store runs each statement it returns): a new table of a source's rows needs
+-- no edit here.
+SELECT format('DELETE FROM store."{}" WHERE file_id = getvariable(''file_id'')', table_name)
+           AS statement
+FROM duckdb_columns()
+WHERE database_name = current_database() AND schema_name = 'store' AND column_name = 'file_id'
+ORDER BY table_name;
 -- Shapes no source has any more go too.
 DELETE FROM store.op_shapes WHERE shape_id NOT IN (SELECT shape_id FROM store.shaped_ops);
 -- A run left without sources goes too.

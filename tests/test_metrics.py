@@ -21,7 +21,7 @@ from tracewh import metrics
 from tracewh.ingest import derive
 from tracewh.metrics import MetricError, find_metric, load_metric, run_metric
 from tracewh.resources import sql_dir
-from tracewh.sqlmodules import install_order, load_modules, module_problems
+from tracewh.sqlmodules import closure, install_order, load_modules, module_problems
 
 S = 1_000_000_000  # ns per second
 O0 = 1_700_000_000 * S  # origin of file 1 (run r1, rank 0) and file 3 (run r2, rank 0)
@@ -414,7 +414,8 @@ def sql_copy(tmp_path):
     root = tmp_path / "sql"
     for folder in ("metrics", "lib", "views", "ingest"):  # ingest: fillers too
         shutil.copytree(sql_dir() / folder, root / folder)
-    for script in [*sql_dir().glob("*.sql"), sql_dir() / "metrics.lock"]:  # and the fillers
+    for script in [*sql_dir().glob("*.sql"), *sql_dir().glob("*.csv"),  # and the fillers
+                   sql_dir() / "metrics.lock"]:
         shutil.copy(script, root / script.name)
     return root
 
@@ -462,7 +463,8 @@ def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy)
          "WHERE step_pattern IS NULL AND iteration > 0")
     problems = metrics.check_lock(sql_root=sql_copy)
     assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == USES_STEPS
-    assert all("a module it reads (" in p and "training_steps" in p for p in problems)
+    assert all("a module it reads or a script making its rows (" in p and "training_steps" in p
+               for p in problems)
     with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v1, host_breakdown v1, iteration_time v2, nvtx_phases"):
         metrics.update_lock(sql_root=sql_copy)
     assert not (sql_copy / "metrics.changes").exists()
@@ -477,20 +479,56 @@ def test_a_changed_view_two_modules_down_fails_the_check(sql_copy):
 
 
 def test_a_changed_ingest_script_fails_the_check_of_every_metric_reading_its_rows(sql_copy):
-    """Issue 19: the shapes are stored at ingest by sql/op_shapes_add.sql; the views reading them
-    name it (`-- filled by:`), so the lock sees a change to how the stored rows are made."""
+    """Issue 19: the shapes are stored at ingest by sql/op_shapes_add.sql (derive entry
+    op_shapes), so the lock sees a change to how the stored rows are made."""
     edit(sql_copy / "op_shapes_add.sql", "AND o.args LIKE", "AND o.name LIKE 'aten::%' AND o.args LIKE")
     failing = sorted(p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy))
     assert failing == ["mfu", "op_efficiency", "throughput"]
 
 
-def test_a_view_reading_stored_rows_must_name_the_script_that_fills_them(sql_copy):
+def _readers(*views):
+    """The metrics whose `-- uses:` closure holds one of `views`."""
+    modules = load_modules()
+    return {m.name for m in metrics.list_metrics() if set(views) & set(closure(m.uses, modules))}
+
+
+def test_an_update_in_a_derive_script_fails_the_check_of_every_metric_reading_the_column(sql_copy):
+    """Issue 33, reproduction (a): gpu_op_timeline.sql fills gpu_ops.alone by UPDATE; making every
+    op not alone changes 17 metrics' answers and must fail the check."""
+    edit(sql_copy / "gpu_op_timeline.sql",
+         "AND coalesce(lead(start_ns) OVER rank_order > end_ns, true) AS alone,",
+         "AND false AS alone,")
+    problems = metrics.check_lock(sql_root=sql_copy)
+    failing = {p.split(": ")[1].split(" ")[0] for p in problems}
+    # the kernels view shows no `alone`: its readers alone are not touched
+    assert len(failing) == 17 and failing == _readers("gpu_ops")
+    assert all("gpu_op_timeline.sql" in p for p in problems)
+
+
+def test_a_changed_kernel_classification_fails_the_check_of_every_metric_reading_kinds(sql_copy):
+    """Issue 33, reproduction (b): kernel_names_add.sql classes every kernel 'other'."""
+    edit(sql_copy / "kernel_names_add.sql", "SELECT name, kernel_kind(name)", "SELECT name, 'other'")
+    failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
+    assert len(failing) == 21 and failing == _readers("gpu_ops", "kernels")
+
+
+def test_changed_kind_patterns_fail_the_check_through_the_kinds_table(sql_copy):
+    """sql/kernel_kinds.csv fills store.kernel_kinds (derive entry kernel_kinds), which
+    kernel_kind() reads when kernel_names_add.sql classes the names."""
+    path = sql_copy / "kernel_kinds.csv"
+    path.write_text(path.read_text().replace("comm,", "other,", 1))
+    failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
+    assert failing == _readers("gpu_ops", "kernels")
+
+
+def test_a_derive_script_writing_what_its_entry_does_not_name_is_a_problem(sql_copy):
     from tracewh.sqlmodules import module_problems
 
-    edit(sql_copy / "views" / "perf_ops.sql", "-- filled by: op_shapes_add.sql\n", "")
+    edit(sql_copy / "gpu_op_timeline.sql", "UPDATE store.memset AS o SET alone = t.alone,",
+         "UPDATE store.memset AS o SET alone = t.alone, launch_ns = NULL,")
     assert module_problems(sql_copy) == [
-        f"{sql_copy / 'views' / 'perf_ops.sql'}: reads tables that op_shapes_add.sql fills; "
-        "name it in `-- filled by:`"]
+        f"{sql_copy / 'gpu_op_timeline.sql'}: writes memset.launch_ns, which derive entry "
+        "gpu_op_timeline does not name in its fills (tracewh/store/derive.py)"]
 
 
 def test_same_answers_relocks_with_a_dated_reason(sql_copy):

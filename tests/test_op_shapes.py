@@ -11,7 +11,8 @@ import tracewh
 from tracewh.errors import TracewhError
 from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
 from tracewh.ingest import ingest_paths, remove_source
-from tracewh import op_shapes, warehouse
+from tracewh import warehouse
+from tracewh.store import derive
 
 # the models evaluated on every op at query time, from its args (the perf_ops view before 0016)
 AT_QUERY_TIME = """
@@ -67,14 +68,14 @@ def test_rows_of_another_script_version_are_made_again_on_open_for_writing(db):
         before = _sorted(con, STORED)
         # as an older script would have left them: other rows, another checksum
         con.execute("DELETE FROM store.shaped_ops WHERE rank = 1")
-        con.execute("UPDATE store.meta SET value = 'older' WHERE key = 'op_shapes_script'")
+        con.execute("UPDATE store.meta SET value = 'older' WHERE key = 'derive:op_shapes'")
     with pytest.raises(TracewhError, match="tracewh upgrade"):
         warehouse.open_read_only(db)  # a read-only command never refills
     with warehouse.connect(db, read_only=True, upgrade=False) as con:
         assert _sorted(con, STORED) != before  # left as it was
     with tracewh.connect(db) as con:
         assert _sorted(con, STORED) == before
-        assert not op_shapes.stale(con)
+        assert derive.stale(con) == []
 
 
 def test_the_rows_go_with_their_source(db):
@@ -93,6 +94,6 @@ def test_a_source_whose_ops_have_no_args_records_no_shapes(tmp_path):
     con.execute("INSERT INTO store.cpu_ops BY NAME SELECT 'r' AS run_id, 0 AS rank, 9 AS file_id, "
                 "9 * 4294967296 AS op_id, 1 AS pid, 1 AS tid, 10 AS start_ns, 20 AS end_ns, "
                 "'aten::mm' AS name, NULL AS args")
-    op_shapes.fill(con, 9, 9)
+    derive.fill(con, 9, 9)
     assert con.execute("SELECT file_id, shapes_recorded FROM store.shape_sources").fetchall() == [(9, False)]
     assert con.execute("SELECT count(*) FROM store.shaped_ops").fetchall() == [(0,)]

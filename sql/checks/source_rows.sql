@@ -2,7 +2,8 @@
 -- summary: Every source is complete: its tables hold exactly the rows store.sources.rows
 --          records (a source whose count differs was cut short, or changed outside tracewh).
 -- inputs: _stored_rows (see _stored_rows.sql); _counted_tables (name): the tables that
---         sql/source_rows.sql counts into store.sources.rows, read from that file.
+--         sql/source_rows.sql counts into store.sources.rows, as it names them from the
+--         catalog (tracewh.store.event_tables).
 -- returns: one row per source whose stored rows differ from its recorded count.
 WITH stored AS (
     SELECT file_id, sum(n) AS n

@@ -6,8 +6,8 @@
 -- text: listing 8M ops sorted takes half the time and half the memory. Text order keeps ORDER BY,
 -- min and max as on VARCHAR; comparisons, LIKE and string functions see the text; Parquet
 -- stores it as a string.
--- An ENUM cannot grow, so this file runs again whenever the names may have changed: at ingest
--- after kernel_names_add.sql, and after kernel_names_rebuild.sql (tracewh.warehouse).
+-- An ENUM cannot grow, so this file runs again whenever the names may have changed: after
+-- kernel_names_add.sql, as the second script of derive entry kernel_names (tracewh.store.derive).
 DROP TYPE IF EXISTS gpu_op_name;
 CREATE TYPE gpu_op_name AS ENUM (
     SELECT name FROM (SELECT name FROM store.kernel_names

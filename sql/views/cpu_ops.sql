@@ -1,5 +1,4 @@
 -- uses: none
--- filled by: ingest/kineto/22_cpu_op_tree.sql
 -- Host-side framework operators (Kineto cpu_op), with their arguments, as a tree per thread.
 -- The tree is stored at ingest (sql/ingest/kineto/22_cpu_op_tree.sql; migrations/0017 for ops
 -- stored before it): range_nesting's (sql/lib/range_nesting.sql), the rule nvtx_ranges follows: an

@@ -1,5 +1,4 @@
 -- uses: gpu_op_calls, range_nesting
--- filled by: ingest/kineto/22_cpu_op_tree.sql
 -- Each launch call's CPU op, for sources with CPU ops (Kineto): the op with the call's External
 -- id that encloses the call on its thread, the deepest of several; else the innermost op open
 -- on the thread at the call's start ("open at" as range_nesting: a call starting when an op

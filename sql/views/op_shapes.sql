@@ -1,5 +1,4 @@
 -- uses: perf_models
--- filled by: op_shapes_add.sql
 -- One row per distinct (op name, Input Dims, Input type, Concrete Inputs) of the kernel-launching
 -- ops, stored once (store.op_shapes, migration 0016, filled by sql/op_shapes_add.sql) so that no
 -- query parses cpu_ops.args, with what the performance models (sql/lib/perf_models.sql) give,

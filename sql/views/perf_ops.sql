@@ -1,5 +1,4 @@
 -- uses: op_shapes
--- filled by: op_shapes_add.sql
 -- One row per op that launched GPU kernels (kernels.external_id = cpu_ops.external_id, Kineto)
 -- and has a performance model (perf_model, sql/lib/perf_models.sql), with the shapes it was called
 -- with and what the model gives. Ops of traces recorded without shapes have no rows. The shapes

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import sqlglot
-from sqlglot import exp
 
 from .resources import sql_dir
+from .store import event_tables, stored_tables
 from .warehouse import load_migrations, public_view_names
 
 
@@ -56,20 +55,10 @@ def check_warehouse(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return problems
 
 
-def _store_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
-    columns: dict[str, list[str]] = {}
-    for table, column in con.execute(
-            "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'store' "
-            "AND database_name = current_database() ORDER BY table_name, column_index"
-    ).fetchall():
-        columns.setdefault(table, []).append(column)
-    return columns
-
-
 def _scan_tables(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """Read every stored table in full: a damaged block fails its checksum here."""
     problems = []
-    tables = _store_columns(con)
+    tables = stored_tables(con)
     if not tables:
         return [Problem("tables", "no store.* tables - not a tracewh warehouse "
                         "(create one with 'tracewh ingest PATH')")]
@@ -85,7 +74,8 @@ def _scan_tables(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 
 def _prepare_inputs(con: duckdb.DuckDBPyConnection) -> None:
     """The relations the audits read besides the warehouse: what this tracewh expects
-    (migrations, views, the tables counted into sources.rows) and _stored_rows."""
+    (migrations, views) and what the warehouse holds: the tables counted into sources.rows,
+    and _stored_rows."""
     migrations = load_migrations()
     con.register("_expected_migrations", pa.table({
         "version": pa.array([m.version for m in migrations], pa.int32()),
@@ -93,21 +83,15 @@ def _prepare_inputs(con: duckdb.DuckDBPyConnection) -> None:
         "checksum": [m.checksum for m in migrations],
     }))
     con.register("_expected_views", pa.table({"name": sorted(public_view_names())}))
-    con.register("_counted_tables", pa.table({"name": sorted(counted_tables())}))
+    con.register("_counted_tables", pa.table({"name": sorted(event_tables(con))}))
     template = (checks_dir() / "_stored_rows.sql").read_text()
     parts = [
         template.replace("{table}", table).replace("{rank}", "rank" if "rank" in names else "NULL")
-        for table, names in _store_columns(con).items()
+        for table, names in stored_tables(con).items()
         if "file_id" in names and "run_id" in names and table != "sources"
     ]
     con.execute("CREATE OR REPLACE TEMP TABLE _stored_rows AS\n"
                 + "\nUNION ALL\n".join(_strip_comments(part) for part in parts))
-
-
-def counted_tables() -> set[str]:
-    """The store tables sql/source_rows.sql counts into store.sources.rows."""
-    tree = sqlglot.parse_one((sql_dir() / "source_rows.sql").read_text(), read="duckdb")
-    return {t.name for t in tree.find_all(exp.Table) if t.db == "store"}
 
 
 def _strip_comments(sql: str) -> str:
@@ -139,14 +123,8 @@ def content_checksums(db: str | Path) -> dict[str, tuple]:
     content from the same files give equal checksums, whatever order or retries built them."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        columns: dict[str, list[str]] = {}
-        for table, column in con.execute(
-                "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'store' "
-                "AND database_name = current_database() ORDER BY table_name, column_index"
-        ).fetchall():
-            columns.setdefault(table, []).append(column)
         sums = {}
-        for table, names in columns.items():
+        for table, names in stored_tables(con).items():
             kept = ", ".join(f't."{c}"' for c in names if c not in _VOLATILE)
             source = ""
             if "file_id" in names:

@@ -29,14 +29,12 @@ from .atomic import remove_tree, written_whole
 from .errors import storage_fault
 from .mistakes import check_runs
 from .resources import sql_dir
+from .store import rank_partitioned
 from .warehouse import first_row, set_memory_limit, views_checksum
 
 MANIFEST = "manifest.json"
 PART = "part_0.parquet"
 STAGING = ".staging"  # where a run is written before it is renamed into the lake
-# Views big enough that a reader wants to prune by rank as well as by run.
-BY_RANK = frozenset({"kernels", "gpu_ops", "cuda_api", "cpu_ops", "nvtx_ranges", "memcpy", "memset",
-                     "gpu_syncs", "python_frames", "gpu_op_launches", "os_calls"})
 _EMPTY_RUN = "__empty__"  # holds a zero-row file so that a view with no rows still has a schema
 
 
@@ -150,7 +148,8 @@ def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict) -> N
         "tracewh_version": __version__,
         "views_checksum": views_checksum(),
         "metrics_lock": _metrics_lock(),
-        "layout": {view: ["run_id", "rank"] if view in BY_RANK else ["run_id"] for view in views},
+        "layout": {view: ["run_id", "rank"] if _by_rank(schemas[view]) else ["run_id"]
+                   for view in views},
         "schemas": schemas,
         "runs": dict(sorted(runs.items())),
     }
@@ -173,7 +172,7 @@ def _copy_run(con: duckdb.DuckDBPyConnection, out: Path, view: str, run: str) ->
     if rows == 0:
         return 0
     run_dir = out / view / _partition_name(run)
-    if view not in BY_RANK:
+    if not _by_rank(_schema(con, view)):
         _copy(con, f'SELECT * EXCLUDE (run_id) FROM "{view}" WHERE run_id = ?', [run],
               run_dir / PART)
         return rows
@@ -199,10 +198,11 @@ def _keep_schema_file(con: duckdb.DuckDBPyConnection, out: Path, view: str) -> N
     if has_data:
         shutil.rmtree(empty, ignore_errors=True)
         return
-    target = (empty / "rank=0" if view in BY_RANK else empty) / PART
+    by_rank = _by_rank(_schema(con, view))
+    target = (empty / "rank=0" if by_rank else empty) / PART
     if target.exists():
         return
-    dropped = "run_id, rank" if view in BY_RANK else "run_id"
+    dropped = "run_id, rank" if by_rank else "run_id"
     target.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(target, "export the lake") as scratch:
         _copy(con, f'SELECT * EXCLUDE ({dropped}) FROM "{view}" LIMIT 0', [], scratch)
@@ -228,6 +228,11 @@ def _schema(con: duckdb.DuckDBPyConnection, view: str) -> list[list[str]]:
         "SELECT column_name, data_type FROM duckdb_columns() WHERE schema_name = 'main' "
         "AND table_name = ? AND database_name = current_database() ORDER BY column_index",
         [view]).fetchall()]
+
+
+def _by_rank(schema: list[list[str]]) -> bool:
+    """A view of a rank's events is partitioned by rank too (tracewh.store.rank_partitioned)."""
+    return rank_partitioned(name for name, _ in schema)
 
 
 def _metrics_lock() -> str | None:

@@ -12,7 +12,7 @@ import duckdb
 
 from .errors import TracewhError
 from .resources import sql_dir
-from .sqlscript import run_script
+from .store import derive
 
 KINDS = ("comm", "compute", "sync", "other")
 SHIPPED = "kernel_kinds.csv"
@@ -87,7 +87,7 @@ def load_user_patterns(con: duckdb.DuckDBPyConnection, path: Path | None) -> Non
     try:
         store_patterns(con, "user", path)
         compile_kernel_kind(con)
-        run_script(con, sql_dir() / "kernel_names_rebuild.sql")
+        derive.refill(con, "kernel_names")
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")

@@ -20,8 +20,9 @@ with a prepared `SET VARIABLE name = ?` and never pastes a value into SQL.
 
 The lock file (`sql/metrics.lock`) records every released (metric, version) with the SHA-256 of
 its normalized body (see `normalized_body`) and of the code of every module it reads, directly or
-through other modules (`sqlmodules.closure_sha256`), so neither the query nor a view or macro
-under it can change under the same version. A change that gives the same answers (a faster
+through other modules, and of the derive scripts that fill the stored rows they read
+(`sqlmodules.closure_sha256`), so neither the query nor a view, macro or derive script under it
+can change under the same version. A change that gives the same answers (a faster
 plan, a shared macro) is re-locked with a reason instead, logged in `sql/metrics.changes`.
 """
 
@@ -110,7 +111,8 @@ class Metric:
     def closure_sha256(self) -> str:
         from .sqlmodules import closure_sha256, load_modules
 
-        return closure_sha256(self.uses, load_modules(_sql_root_of(self.path)))
+        root = _sql_root_of(self.path)
+        return closure_sha256(self.uses, load_modules(root), root)
 
 
 def _sql_root_of(path: Path) -> Path:
@@ -534,14 +536,18 @@ def _differences(metric: Metric, locked: LockEntry) -> list[str]:
     if locked.body != now.body:
         changed.append(f"its query (lock {locked.body[:12]}, file {now.body[:12]})")
     if locked.closure != now.closure:
-        changed.append(f"a module it reads ({', '.join(metric_closure(metric))})")
+        changed.append(f"a module it reads or a script making its rows "
+                       f"({', '.join(metric_closure(metric))})")
     return changed
 
 
 def metric_closure(metric: Metric) -> list[str]:
-    from .sqlmodules import closure, load_modules
+    """The modules a metric reads and the derive scripts and inputs that make their stored rows."""
+    from .sqlmodules import load_modules, lock_closure
 
-    return closure(metric.uses, load_modules(_sql_root_of(metric.path)))
+    root = _sql_root_of(metric.path)
+    names, entries = lock_closure(metric.uses, load_modules(root), root)
+    return names + [name for e in entries for name in (*e.scripts, *e.inputs)]
 
 
 def check_lock(lock_path: str | Path | None = None,

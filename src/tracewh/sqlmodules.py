@@ -10,12 +10,12 @@ declaration is checked against what sqlglot finds in the SQL (views and table ma
 macros and types called), it orders the installation of the views, and its transitive closure is
 what the metrics lock hashes beside a metric's own body (metrics.py).
 
-A module that reads a stored table filled at ingest by a script of sql/ names that script:
-
-    -- filled by: op_shapes_add.sql
-
-and the script counts as part of the module in the closure's hash: changing how the rows are made
-changes the lock of every metric that reads them.
+A module that reads a stored table (`store.x`) reads what the derive registry
+(tracewh.store.derive) fills in it: the scripts of the entries filling the table, or a column of
+it the module names (UPDATEs included), and their inputs (sql/kernel_kinds.csv, through
+store.kernel_kinds) count in the closure's hash, with, transitively, the modules those scripts call and the entries filling
+the tables they read. Changing how stored rows are made changes the lock of every metric that
+reads them.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from .resources import sql_dir
 
 FOLDERS = ("lib", "views")
 _USES = re.compile(r"^--\s*uses:\s*(.*?)\s*$")
-_FILLED_BY = re.compile(r"^--\s*filled by:\s*(.*?)\s*$")
-_INSERTS = re.compile(r"INSERT\s+INTO\s+store\.(\w+)", re.I)
 _READS_STORE = re.compile(r"\bstore\.(\w+)", re.I)
+# `SELECT * FROM store.x` (or `x.*`, `* EXCLUDE (...)`): every column of x, derived ones included
+_STAR = re.compile(r"SELECT\s+(?:DISTINCT\s+)?(?:\w+\.)?\*(?:\s+EXCLUDE\s*\([^)]*\))?\s+FROM\s+store\.",
+                   re.I)
 _DEFINES = re.compile(
     r"CREATE\s+(?:OR\s+REPLACE\s+)?(VIEW|MACRO|TABLE\s+MACRO|TYPE)\s+(?:main\.)?\"?(\w+)", re.I)
 
@@ -47,7 +48,7 @@ class Module:
     uses: tuple[str, ...] | None  # None: the file declares nothing
     views: frozenset[str]  # views and macros it defines (what metrics and users may read)
     types: frozenset[str]  # ENUM types it defines
-    filled_by: tuple[Path, ...] = ()  # the ingest scripts that fill the stored tables it reads
+    reads: StoredReads | None = None  # what it reads of the stored tables
 
     @property
     def defines(self) -> frozenset[str]:
@@ -96,7 +97,7 @@ def _load(files: tuple[tuple[Path, int, int], ...]) -> dict[str, Module]:
             name, path, text, declared_uses(text),
             views=frozenset(n.lower() for kind, n in defined if kind.upper() != "TYPE"),
             types=frozenset(n.lower() for kind, n in defined if kind.upper() == "TYPE"),
-            filled_by=tuple(path.parent.parent / n for n in _header_list(text, _FILLED_BY) or ()))
+            reads=stored_reads(text))
     return modules
 
 
@@ -116,15 +117,10 @@ def found_uses(text: str, modules: dict[str, Module], own: frozenset[str] = froz
 
     owner = {obj: m.name for m in modules.values() for obj in m.defines}
     names: set[str] = set()
-    quiet = logging.getLogger("sqlglot")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)
     try:
-        statements = [s for s in sqlglot.parse(text, read="duckdb") if s is not None]
+        statements = _parse_quietly(text)
     except sqlglot.errors.ParseError:
         statements, names = [], _identifiers(text)  # SQL sqlglot cannot read: token by token
-    finally:
-        quiet.setLevel(level)
     for statement in statements:
         if isinstance(statement, exp.Command):
             names |= _identifiers(statement.sql(dialect="duckdb"))
@@ -142,6 +138,20 @@ def found_uses(text: str, modules: dict[str, Module], own: frozenset[str] = froz
             if kind.this == exp.DataType.Type.USERDEFINED:
                 names.add(str(kind.args.get("kind") or kind.sql(dialect="duckdb")).lower())
     return {owner[n] for n in names if n in owner and n not in own}
+
+
+def _parse_quietly(sql: str) -> list:
+    """sqlglot's statements of `sql`, without its warnings about statements it keeps as a
+    Command (CREATE MACRO, CREATE TYPE)."""
+    import sqlglot
+
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        return [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
+    finally:
+        quiet.setLevel(level)
 
 
 def _identifiers(sql: str) -> set[str]:
@@ -174,28 +184,74 @@ def check_uses(path: Path, text: str, modules: dict[str, Module],
     return None
 
 
-def check_filled_by(module: Module, fillers: dict[Path, frozenset[str]]) -> str | None:
-    """What is wrong with the `-- filled by:` line of `module`, or None: each script it names
-    exists, and it names every script (of those any module names) that fills a table it reads."""
-    missing = [p.name for p in module.filled_by if p not in fillers]
-    if missing:
-        return f"{module.path}: `-- filled by:` names {', '.join(missing)}, which sql/ has not"
-    read = {t.lower() for t in _READS_STORE.findall(_code_only(module.text))}
-    unnamed = sorted(p.name for p, filled in fillers.items()
-                     if filled & read and p not in module.filled_by)
-    if unnamed:
-        return (f"{module.path}: reads tables that {', '.join(unnamed)} fills; name it in "
-                "`-- filled by:`")
-    return None
+@dataclass(frozen=True)
+class StoredReads:
+    """What SQL reads of the stored tables: the tables it names (store.x), and the columns it may
+    read of them: every name in its code, or every column when it selects `*` from one."""
+
+    tables: frozenset[str]
+    words: frozenset[str]
+    star: bool
+
+    def reads(self, fill: str) -> bool:
+        """Does it read `fill` (a derive entry's 'table' or 'table.column')?"""
+        table, _, column = fill.partition(".")
+        return table in self.tables and (not column or self.star or column in self.words)
+
+
+def stored_reads(sql: str) -> StoredReads:
+    code = _code_only(sql)
+    return StoredReads(frozenset(t.lower() for t in _READS_STORE.findall(code)),
+                       frozenset(w.lower() for w in re.findall(r"\w+", code)),
+                       bool(_STAR.search(code)))
+
+
+def derive_writes(sql: str) -> set[str]:
+    """What `sql` writes in schema store: 'table' for an INSERT, 'table.column' for each column
+    an UPDATE sets."""
+    from sqlglot import exp
+
+    written: set[str] = set()
+    for statement in _parse_quietly(sql):
+        target = statement.this
+        if isinstance(statement, exp.Insert):
+            target = target.find(exp.Table)
+        if not isinstance(target, exp.Table) or target.db.lower() != "store":
+            continue
+        if isinstance(statement, exp.Insert):
+            written.add(target.name.lower())
+        elif isinstance(statement, exp.Update):
+            written |= {f"{target.name.lower()}.{eq.this.name.lower()}"
+                        for eq in statement.expressions}
+    return written
+
+
+def registry_problems(sql_root: str | Path | None = None) -> list[str]:
+    """What is wrong with the derive registry: a file it names that sql/ has not; a script that
+    writes what its entry does not name in its fills."""
+    from .store.derive import REGISTRY
+
+    root = Path(sql_root or sql_dir())
+    found = []
+    for derived in REGISTRY:
+        for name in (*derived.scripts, *derived.inputs):
+            if not (root / name).is_file():
+                found.append(f"derive entry {derived.name}: {root / name} does not exist")
+        for name in derived.scripts:
+            path = root / name
+            unnamed = sorted(w for w in (derive_writes(path.read_text()) if path.is_file() else ())
+                             if w not in derived.fills and w.split(".")[0] not in derived.fills)
+            if unnamed:
+                found.append(f"{path}: writes {', '.join(unnamed)}, which derive entry "
+                             f"{derived.name} does not name in its fills (tracewh/store/derive.py)")
+    return found
 
 
 def module_problems(sql_root: str | Path | None = None) -> list[str]:
     modules = load_modules(sql_root)
-    fillers = {p: frozenset(t.lower() for t in _INSERTS.findall(_code_only(p.read_text())))
-               for m in modules.values() for p in m.filled_by if p.exists()}
     return [problem for m in modules.values()
-            for problem in (check_uses(m.path, m.text, modules, m.defines),
-                            check_filled_by(m, fillers)) if problem]
+            if (problem := check_uses(m.path, m.text, modules, m.defines))
+            ] + registry_problems(sql_root)
 
 
 # --- order and closure -------------------------------------------------------------------------
@@ -245,13 +301,68 @@ def code_sha256(text: str) -> str:
                           .encode()).hexdigest()
 
 
-def closure_sha256(uses: tuple[str, ...], modules: dict[str, Module]) -> str:
-    """SHA-256 over every module of the closure: its name and its code_sha256."""
+def lock_closure(uses: tuple[str, ...], modules: dict[str, Module],
+                 sql_root: str | Path | None = None) -> tuple[list[str], list]:
+    """What a reader of `uses` depends on: the modules of its closure, the derive entries filling
+    what they read of the stored tables, and transitively the modules those entries' scripts call
+    and the entries filling what the scripts read. (modules sorted, entries in registry order)"""
+    from .store.derive import REGISTRY
+
+    root = Path(sql_root or sql_dir())
+    names: set[str] = set()
+    readers: list[StoredReads] = []
+    entries: set[str] = set()
+
+    def add_modules(used) -> None:
+        for name in closure(tuple(used), modules):
+            if name not in names:
+                names.add(name)
+                readers.append(modules[name].reads)
+
+    add_modules(uses)
+    while readers:
+        reader = readers.pop()
+        for derived in REGISTRY:
+            if derived.name not in entries and any(map(reader.reads, derived.fills)):
+                entries.add(derived.name)
+                for script in derived.scripts:
+                    used, read, _ = _script_facts(root / script, root)
+                    add_modules(used)
+                    readers.append(read)
+    return sorted(names), [e for e in REGISTRY if e.name in entries]
+
+
+def _script_facts(path: Path, root: Path) -> tuple[frozenset[str], StoredReads, str]:
+    """(modules it calls, what it reads of the stored tables, code_sha256) of a derive script."""
+    stat = path.stat()
+    return _facts(path, stat.st_mtime_ns, stat.st_size, root)
+
+
+@lru_cache(maxsize=64)
+def _facts(path: Path, mtime_ns: int, size: int, root: Path):
+    text = path.read_text()
+    modules = load_modules(root)
+    module = modules.get(module_name(path))
+    own = module.defines if module is not None and module.path == path else frozenset()
+    return frozenset(found_uses(text, modules, own)), stored_reads(text), code_sha256(text)
+
+
+def closure_sha256(uses: tuple[str, ...], modules: dict[str, Module],
+                   sql_root: str | Path | None = None) -> str:
+    """SHA-256 over everything `lock_closure` finds: each module's name and code_sha256, each
+    derive entry's scripts (code_sha256) and inputs (their bytes)."""
+    root = Path(sql_root or sql_dir())
+    names, entries = lock_closure(uses, modules, root)
     digest = hashlib.sha256()
-    for name in closure(uses, modules):
+    for name in names:
         digest.update(f"{name} {code_sha256(modules[name].text)}\n".encode())
-        for script in modules[name].filled_by:  # how its stored rows are made
-            digest.update(f"  {script.name} {code_sha256(script.read_text())}\n".encode())
+    for derived in entries:
+        digest.update(f"derive {derived.name}\n".encode())
+        for script in derived.scripts:
+            digest.update(f"  {script} {_script_facts(root / script, root)[2]}\n".encode())
+        for name in derived.inputs:
+            digest.update(f"  {name} {hashlib.sha256((root / name).read_bytes()).hexdigest()}\n"
+                          .encode())
     return digest.hexdigest()
 
 

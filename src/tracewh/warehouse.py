@@ -23,11 +23,11 @@ from typing import Callable, TypeVar
 
 import duckdb
 
-from . import __version__, kinds, op_shapes
+from . import __version__, kinds
 from .errors import TracewhError, WarehouseBusy, storage_fault
-from .resources import migrations_dir, sql_dir
+from .resources import migrations_dir
 from .sqlmodules import install_order, load_modules, public_names
-from .sqlscript import run_script
+from .store import derive
 
 T = TypeVar("T")
 STORAGE_VERSION = "v1.4.0"
@@ -153,7 +153,7 @@ def _up_to_date(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """`con` with every migration applied and this tracewh's views installed."""
     migrate(con)
     install_views(con)
-    op_shapes.refresh(con)  # stored by another version of its script, or before its table
+    derive.refresh(con)  # derived rows made by another version of their scripts, or never
     return con
 
 
@@ -184,7 +184,7 @@ def _build(scratch: Path) -> None:
     with _alone(scratch, f" (STORAGE_VERSION '{STORAGE_VERSION}')") as con:
         migrate(con)
         install_views(con, fresh=True)
-        op_shapes.refresh(con)
+        derive.refresh(con)
 
 
 @contextmanager
@@ -354,7 +354,7 @@ def _needs_upgrade(con: duckdb.DuckDBPyConnection) -> bool:
         stored = first_row(con, "SELECT value FROM store.meta WHERE key = 'views_checksum'")
         if applied < len(load_migrations()) or stored is None or stored[0] != views_checksum():
             return True
-        return op_shapes.stale(con)
+        return bool(derive.stale(con))
     except duckdb.CatalogException:
         return True
 
@@ -419,8 +419,7 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False, fresh: bo
         # the kind patterns may have changed: classify every kernel name again, and make the
         # names' ENUM again from the names classified
         kinds.use_shipped_patterns(con)
-        for script in ("kernel_names_rebuild.sql", "views/_gpu_op_name.sql"):
-            run_script(con, sql_dir() / script)
+        derive.refill(con, "kernel_names")
         con.execute("DELETE FROM store.meta WHERE key IN ('views_checksum', 'tracewh_version')")
         con.execute(
             "INSERT INTO store.meta VALUES ('views_checksum', ?), ('tracewh_version', ?)",

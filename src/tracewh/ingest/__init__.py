@@ -16,10 +16,9 @@ from typing import Callable
 
 import duckdb
 
-from .. import op_shapes
 from ..errors import IngestError, StorageFault, TracewhError
-from ..resources import sql_dir
-from ..sqlscript import insert_rows, run_script, set_variables
+from ..store import derive as derive_registry, remove_source, source_rows
+from ..sqlscript import insert_rows
 from ..warehouse import cursor, first_row, utc_now
 from . import card, config, kineto, logs, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
@@ -535,8 +534,7 @@ def _record(con: duckdb.DuckDBPyConnection, entries: list[tuple]) -> None:
     (derive), and their rows of store.sources; each result gets its rows and warnings."""
     first, last = entries[0][1], entries[-1][1]
     derive(con, first, last)
-    set_variables(con, first_file_id=first, last_file_id=last)
-    rows = dict(con.execute((sql_dir() / "source_rows.sql").read_text()).fetchall())
+    rows = source_rows(con, first, last)
     sources = []
     for prepared, file_id, facts in entries:
         candidate, result = prepared.candidate, prepared.result
@@ -554,14 +552,5 @@ def _record(con: duckdb.DuckDBPyConnection, entries: list[tuple]) -> None:
 
 def derive(con: duckdb.DuckDBPyConnection, first_file_id: int, last_file_id: int) -> None:
     """What the stored rows of the sources first_file_id to last_file_id imply beyond themselves:
-    their new kernel names classified, the ENUM of names made again (an ENUM cannot grow), and
-    each GPU op's place on its timeline, and the shapes of their kernel-launching ops."""
-    set_variables(con, first_file_id=first_file_id, last_file_id=last_file_id)
-    for script in ("kernel_names_add.sql", "views/_gpu_op_name.sql", "gpu_op_timeline.sql"):
-        run_script(con, sql_dir() / script)
-    op_shapes.fill(con, first_file_id, last_file_id)
-
-
-def remove_source(con: duckdb.DuckDBPyConnection, file_id: int) -> None:
-    set_variables(con, file_id=file_id)
-    run_script(con, sql_dir() / "remove_source.sql")
+    every entry of the derive registry (tracewh.store.derive)."""
+    derive_registry.fill(con, first_file_id, last_file_id)
