@@ -126,7 +126,8 @@ def _session(db: Path | None, wait: float, **options):
     from .session import Session
 
     path = _db(db)
-    with Session(path, wait=wait, on_wait=_waiting, bound_process=True, **options) as session:
+    with Session(path, wait=wait, on_wait=_waiting, bound_process=_own_process(),
+                 **options) as session:
         try:
             yield session
         except duckdb.Error as exc:  # e.g. a damaged page met while reading
@@ -134,6 +135,13 @@ def _session(db: Path | None, wait: float, **options):
                 raise
             raise TracewhError(f"{path}: {duckdb_message(exc)} - 'tracewh check' tells what "
                                "is damaged") from None
+
+
+def _own_process() -> bool:
+    """This process is the tracewh command itself (the console script, python -m tracewh.cli),
+    not a program calling the CLI in-process (tests, notebooks), whose memory is its own."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return (spec is not None and spec.name == "tracewh.cli") or Path(sys.argv[0]).name == "tracewh"
 
 
 @contextmanager

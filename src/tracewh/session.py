@@ -161,8 +161,8 @@ _THREAD_ROOM = 16 << 20
 
 
 def bound_process_memory(con: duckdb.DuckDBPyConnection) -> None:
-    """Hold this process's data segment (RLIMIT_DATA, soft) to twice DuckDB's memory limit plus
-    room for Python and threads. Some DuckDB functions allocate outside its buffer manager
+    """Hold this process's data segment (RLIMIT_DATA, soft) to what it holds now plus twice
+    DuckDB's memory limit plus room for Python and threads. Some DuckDB functions allocate outside its buffer manager
     (`list(range(3e9))`, `repeat('x', 3e9)`: 4 GB of RSS in 8 s at a 1 GB limit); with the bound
     they fail at once with DuckDB's "Out of Memory Error". Only for a process of its own (the
     CLI): a soft limit lasts the process's life."""
@@ -171,12 +171,25 @@ def bound_process_memory(con: duckdb.DuckDBPyConnection) -> None:
     from .warehouse import first_row, memory_limit_bytes
 
     threads = int(first_row(con, "SELECT current_setting('threads')")[0])
-    bound = 2 * memory_limit_bytes(con) + _PROCESS_ROOM + threads * _THREAD_ROOM
+    bound = (_data_segment_bytes() + 2 * memory_limit_bytes(con) + _PROCESS_ROOM
+             + threads * _THREAD_ROOM)
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if hard != resource.RLIM_INFINITY:
         bound = min(bound, hard)
     if soft == resource.RLIM_INFINITY or soft > bound:
         resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
+
+
+def _data_segment_bytes() -> int:
+    """The data segment this process maps now (VmData), which RLIMIT_DATA bounds; 0 off Linux."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 @contextmanager
