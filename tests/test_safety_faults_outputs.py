@@ -463,7 +463,7 @@ def peak_rss_mb(args: list[str], tmp_path: Path) -> tuple[int, float, str]:
 
 @pytest.mark.parametrize("sql, words", [
     ("SELECT * FROM range(1000000000000)", "the result passed the memory limit"),
-    ("SELECT list(i) FROM range(1000000000) t(i)", "Out of Memory"),
+    ("SELECT list(i) FROM range(1000000000) t(i)", "the query needs more memory than --memory-limit"),
 ], ids=["result", "aggregate"])
 def test_a_memory_bomb_stops_at_the_query_memory_limit(sql, words, warehouse, tmp_path):
     code, peak, stderr = peak_rss_mb(["sql", sql, "--memory-limit", "300MB", "-f", "csv",
