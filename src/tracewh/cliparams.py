@@ -31,8 +31,13 @@ def plain_value(descriptor, value: Any, param, ctx) -> Any:
     from typer._param_types import coerce_cli_choice, coerce_cli_path
 
     annotation, info = descriptor.annotation, descriptor.parameter_info
-    if info.parser is not None:
-        return UNSURE
+    if info.parser is not None:  # its own conversion (--units): called as typer would
+        if isinstance(annotation, type) and isinstance(value, annotation):
+            return value
+        try:
+            return info.parser(value) if isinstance(value, str) else UNSURE
+        except Exception:  # typer words the error
+            return UNSURE
     if get_origin(annotation) is list:
         (item,) = get_args(annotation)
         items = [plain_value(_ItemOf(descriptor, item), v, param, ctx)
