@@ -270,8 +270,9 @@ def map_staged(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportIn
     """Map the staged exports (file_key, info) into the temp tables _nsys_store_<stored table>
     and _nsys_processes (sql/ingest/nsys/); free the rest."""
     con.execute("CREATE OR REPLACE TEMP TABLE _nsys_files (file_key BIGINT, origin_ns BIGINT)")
-    con.executemany("INSERT INTO _nsys_files VALUES (?, ?)",
-                    [(key, info.raw_to_utc_ns) for key, info in exports])
+    if exports:  # a batch whose files were all skipped or refused maps nothing
+        con.executemany("INSERT INTO _nsys_files VALUES (?, ?)",
+                        [(key, info.raw_to_utc_ns) for key, info in exports])
     for script in sorted((sql_dir() / "ingest" / "nsys").glob("[0-9][0-9]_*.sql")):
         run_script(con, script)
     # allocator events: totals and pairing shared with Kineto (_staged_memory_events)
