@@ -465,7 +465,7 @@ def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy)
     assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == USES_STEPS
     assert all("a module it reads or a script making its rows (" in p and "training_steps" in p
                for p in problems)
-    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v1, host_breakdown v1, iteration_time v2, nvtx_phases"):
+    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v1, host_breakdown v2, iteration_time v2, nvtx_phases"):
         metrics.update_lock(sql_root=sql_copy)
     assert not (sql_copy / "metrics.changes").exists()
 
@@ -483,7 +483,7 @@ def test_a_changed_ingest_script_fails_the_check_of_every_metric_reading_its_row
     op_shapes), so the lock sees a change to how the stored rows are made."""
     edit(sql_copy / "op_shapes_add.sql", "AND o.args LIKE", "AND o.name LIKE 'aten::%' AND o.args LIKE")
     failing = sorted(p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy))
-    assert failing == ["mfu", "op_efficiency", "throughput"]
+    assert failing == ["mfu", "op_efficiency", "roofline", "throughput"]
 
 
 def _readers(*views):
@@ -494,14 +494,14 @@ def _readers(*views):
 
 def test_an_update_in_a_derive_script_fails_the_check_of_every_metric_reading_the_column(sql_copy):
     """Issue 33, reproduction (a): gpu_op_timeline.sql fills gpu_ops.alone by UPDATE; making every
-    op not alone changes 17 metrics' answers and must fail the check."""
+    op not alone changes 18 metrics (17 when the issue was written, before cuda_gpu_sum)' answers and must fail the check."""
     edit(sql_copy / "gpu_op_timeline.sql",
          "AND coalesce(lead(start_ns) OVER rank_order > end_ns, true) AS alone,",
          "AND false AS alone,")
     problems = metrics.check_lock(sql_root=sql_copy)
     failing = {p.split(": ")[1].split(" ")[0] for p in problems}
     # the kernels view shows no `alone`: its readers alone are not touched
-    assert len(failing) == 17 and failing == _readers("gpu_ops")
+    assert len(failing) == 18 and failing == _readers("gpu_ops")
     assert all("gpu_op_timeline.sql" in p for p in problems)
 
 
@@ -509,7 +509,7 @@ def test_a_changed_kernel_classification_fails_the_check_of_every_metric_reading
     """Issue 33, reproduction (b): kernel_names_add.sql classes every kernel 'other'."""
     edit(sql_copy / "kernel_names_add.sql", "SELECT name, kernel_kind(name)", "SELECT name, 'other'")
     failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
-    assert len(failing) == 21 and failing == _readers("gpu_ops", "kernels")
+    assert len(failing) == 24 and failing == _readers("gpu_ops", "kernels")
 
 
 def test_changed_kind_patterns_fail_the_check_through_the_kinds_table(sql_copy):
@@ -537,11 +537,11 @@ def test_same_answers_relocks_with_a_dated_reason(sql_copy):
     assert len(metrics.check_lock(sql_root=sql_copy)) == len(USES_STEPS)
     relocked = metrics.update_lock(sql_root=sql_copy, same_answers="  NOT (x IS NOT NULL)\n is x IS NULL ")
     assert relocked == [f"{m} v{v} locked again: NOT (x IS NOT NULL)\n is x IS NULL"
-                        for m, v in zip(USES_STEPS, (1, 1, 2, 3, 1, 7, 3))]
+                        for m, v in zip(USES_STEPS, (1, 2, 2, 3, 1, 7, 3))]
     assert metrics.check_lock(sql_root=sql_copy) == []
     log = (sql_copy / "metrics.changes").read_text().splitlines()
     today = datetime.now(timezone.utc).date().isoformat()
-    assert log[-1] == (f"{today}\tbreakdown_diff v1, host_breakdown v1, iteration_time v2, nvtx_phases v3, "
+    assert log[-1] == (f"{today}\tbreakdown_diff v1, host_breakdown v2, iteration_time v2, nvtx_phases v3, "
                        "regressions v1, scaling v7, throughput v3\tNOT (x IS NOT NULL) is x IS NULL")
     assert all(line.startswith("#") for line in log[:-1])
     with pytest.raises(MetricError, match="will not overwrite"):  # a blank reason is no reason
