@@ -4,6 +4,8 @@ metric orders, with the default parameters and a non-default set per metric."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from test_transpile import METRICS, assert_same_rows, build_warehouse, is_ordered, param_sets
 from typer.testing import CliRunner
@@ -50,9 +52,24 @@ NOT_ON_SPARK: dict[str, str] = {  # name -> why it cannot run on Spark
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(reason=NOT_ON_SPARK[n], strict=True))
-    if n in NOT_ON_SPARK else n for n in METRICS])
+# The suite's default runs these on Spark (one per family of plan: summaries, timelines,
+# intervals, collectives, steps); TRACEWH_SPARK_ALL=1 (make test-spark) runs every metric, which
+# took about 25 minutes on a loaded 2-core machine at the end of session 14.
+FAST = {"gpu_kernel_summary", "gpu_trace", "comm_comp_overlap", "collective_bandwidth",
+        "iteration_time", "straggler", "temporal_breakdown"}
+ALL = os.environ.get("TRACEWH_SPARK_ALL") == "1"
+
+
+def _param(name: str):
+    marks = [pytest.mark.xfail(reason=NOT_ON_SPARK[name], strict=True)] \
+        if name in NOT_ON_SPARK else []
+    if not ALL and name not in FAST:
+        marks.append(pytest.mark.skip(reason="the full Spark set runs with TRACEWH_SPARK_ALL=1 "
+                                             "(make test-spark)"))
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in METRICS])
 def test_metric_on_spark_equals_duckdb(spark, lake, name):
     db, folder = lake
     metric = find_metric(name)
