@@ -24,7 +24,7 @@ demo: $(BIN)/tracewh
 	$(BIN)/tracewh sql "SELECT run_id, rank, collective, count(*) AS ops, sum(dur_ns) AS nccl_ns FROM nccl_ops GROUP BY ALL ORDER BY ALL" --db $(DEMO_DB)
 	$(BIN)/tracewh report --db $(DEMO_DB) --out build/report
 
-## Run the test suite, the Spark agreement test included (real traces from ../shared/data are
+## Run the test suite, the Spark agreement test on 7 metrics included (real traces from ../shared/data are
 ## used when present; the Spark test is skipped, saying why, without Java 17+).
 ## TEST_JOBS worker processes (pytest-xdist; each file runs whole in one worker); TEST_JOBS=0 runs
 ## in this process alone.
