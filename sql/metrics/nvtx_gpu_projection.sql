@@ -53,8 +53,8 @@ WITH calls AS (
 ), threads AS MATERIALIZED (
     -- each thread's calls span [first_ns, last_ns] in buckets of width_ns (about one call
     -- each); a bucket's key is thread_no * 2^32 + its number from the thread's first call
-    -- (stored: every join must see the same thread_no)
-    SELECT *, row_number() OVER () AS thread_no
+    -- (numbered in a fixed order, and stored: every join must see the same thread_no)
+    SELECT *, row_number() OVER (ORDER BY file_id, pid, tid) AS thread_no
     FROM (SELECT file_id, pid, tid, min(call_start_ns) AS first_ns, max(call_start_ns) AS last_ns,
                  CAST(greatest(1, (max(call_start_ns) - min(call_start_ns)) // count(*)) AS BIGINT)
                      AS width_ns
