@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import tracewh
+from peak_memory import run_cli_measured
 from tracewh.resources import sql_dir
 
 TRACES = sql_dir().parent / "sample_db/traces/fsdp_4ranks_kineto"
@@ -22,23 +23,17 @@ BILLION_LAUGHS = "workload: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     for i in range(9))  # 9^10 leaves: gigabytes once written out as JSON
 
 
-def ingest(tmp_path: Path, files: dict[str, str]) -> tuple[subprocess.CompletedProcess, int]:
+def ingest(tmp_path: Path, files: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
     """`tracewh ingest` of the sample's four Kineto ranks with `files` beside them: the result
-    and the child's peak RSS in MB."""
+    and the peak RSS of its process in MB."""
     run = tmp_path / "job"
     run.mkdir()
     for trace in TRACES.glob("*.json.gz"):
         shutil.copy(trace, run)
     for name, text in files.items():
         (run / name).write_text(text)
-    command = [sys.executable, "-m", "tracewh.cli", "ingest", str(run), "--db",
-               str(tmp_path / "wh.duckdb"), "--jobs", "1"]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "COLUMNS": "200"})
-    _, status, usage = os.wait4(child.pid, 0)
-    out, err = child.stdout.read(), child.stderr.read()
-    done = subprocess.CompletedProcess(command, os.waitstatus_to_exitcode(status), out, err)
-    return done, usage.ru_maxrss // 1024
+    return run_cli_measured(["ingest", str(run), "--db", str(tmp_path / "wh.duckdb"),
+                             "--jobs", "1"])
 
 
 def loaded(tmp_path: Path) -> list[tuple]:

@@ -13,6 +13,8 @@ import pytest
 
 from tracewh.resources import sql_dir
 
+from peak_memory import run_cli_measured
+
 TRACEWH = [sys.executable, "-m", "tracewh.cli"]
 SAMPLE = sql_dir().parent / "sample_db"
 NEGATIVE = "a size is positive, e.g. 1GB or 512MB"
@@ -63,14 +65,11 @@ def test_a_query_allocating_outside_duckdbs_limit_stays_bounded(query):
     """Issue 40, item 3: these allocate outside DuckDB's buffer manager (4 GB of RSS in 8 s at
     a 1 GB limit, and --timeout did not stop them). The CLI's process is held to twice the
     limit plus 1 GiB and a stack per thread (session.bound_process_memory): one line, at once."""
-    command = [*TRACEWH, "sql", query, "--db", str(SAMPLE / "sample.duckdb"),
-               "--memory-limit=512MB", "--timeout", "3"]
     started = time.monotonic()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(child.pid, 0)
-    stderr = child.stderr.read()
+    done, peak_mb = run_cli_measured(["sql", query, "--db", str(SAMPLE / "sample.duckdb"),
+                                      "--memory-limit=512MB", "--timeout", "3"])
     assert time.monotonic() - started < 30
-    assert os.waitstatus_to_exitcode(status) == 1
-    assert stderr.strip() == ("Error: the query needs more memory than --memory-limit (488 MiB) "
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("Error: the query needs more memory than --memory-limit (488 MiB) "
                               "allows - narrow it (WHERE, GROUP BY, LIMIT) or raise --memory-limit")
-    assert usage.ru_maxrss * 1024 < 2 * 512e6 + 2**30  # the stated bound
+    assert peak_mb * 2**20 < 2 * 512e6 + 2**30  # the stated bound

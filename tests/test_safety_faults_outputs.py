@@ -33,6 +33,7 @@ from tracewh.export import MANIFEST, export_lake
 from tracewh.guard import QueryRefused, check_query
 from tracewh.resources import sql_dir
 
+from peak_memory import run_cli_measured
 from test_safety_concurrency import Holder
 
 runner = CliRunner()
@@ -438,38 +439,15 @@ def test_a_query_stops_at_its_timeout(warehouse):
     failed_in_one_line(result, "stopped after --timeout 1 s")
 
 
-# The CLI, reporting at exit the peak resident memory of its own address space (VmHWM). The
-# rusage of a child is no measure: its ru_maxrss starts at the RSS of the process that forked
-# it, and pytest's own passes 1 GB late in the suite.
-_PEAK_CLI = """\
-import atexit, sys
-def _peak(path=sys.argv.pop(1)):
-    with open("/proc/self/status") as status, open(path, "w") as out:
-        out.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
-atexit.register(_peak)
-from tracewh.cli import app
-sys.argv[0] = "tracewh"
-app()
-"""
-
-
-def peak_rss_mb(args: list[str], tmp_path: Path) -> tuple[int, float, str]:
-    peak = tmp_path / "peak_kb"
-    process = subprocess.run([sys.executable, "-c", _PEAK_CLI, str(peak), *args],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                             timeout=600)
-    return process.returncode, int(peak.read_text()) / 1024, process.stderr
-
-
 @pytest.mark.parametrize("sql, words", [
     ("SELECT * FROM range(1000000000000)", "the result passed the memory limit"),
     ("SELECT list(i) FROM range(1000000000) t(i)", "the query needs more memory than --memory-limit"),
 ], ids=["result", "aggregate"])
 def test_a_memory_bomb_stops_at_the_query_memory_limit(sql, words, warehouse, tmp_path):
-    code, peak, stderr = peak_rss_mb(["sql", sql, "--memory-limit", "300MB", "-f", "csv",
-                                      "--db", str(warehouse)], tmp_path)
-    assert code == 1
-    one_line_error(stderr, words)
+    done, peak = run_cli_measured(["sql", sql, "--memory-limit", "300MB", "-f", "csv",
+                                   "--db", str(warehouse)])
+    assert done.returncode == 1
+    one_line_error(done.stderr, words)
     assert peak < 300 + 500, peak
 
 
