@@ -4,10 +4,8 @@ Through the real CLI, in a process of its own, whose peak memory is read."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
