@@ -1,5 +1,5 @@
 -- The events of one Kineto trace in warehouse terms: UTC ns, normalised kinds, host pid.
--- In: _kineto_events (read_json.sql's view, or the Python decoder's Arrow table: cat, name, pid,
+-- In: _trace_events (read_json.sql's view, or the Python decoder's Arrow table: cat, name, pid,
 -- tid, tid_text, ts, ts_text, dur, args); variable base_ns.
 -- Out: temp table _ev_rows and its view _ev (the one materialisation of the events, with their
 -- kind and host step computed once: every later file reads it, and so does the writer, through
@@ -42,7 +42,7 @@ SELECT name, cat, pid, tid, tid_text, args,
        -- a one-byte code, not a string, in every later scan and filter
        END AS ENUM('clamped', 'kernel', 'memcpy', 'memset', 'runtime', 'driver', 'annotation',
                    'cpu_op', 'gpu_annotation', 'sync', 'python', 'memory', 'other')) AS kind
-FROM _kineto_events;
+FROM _trace_events;
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.
 SET VARIABLE host_pid = (

@@ -27,6 +27,7 @@ import msgspec
 from ..errors import IngestError
 from ..resources import sql_dir
 from ..sqlscript import run_script, set_variables
+from ..store.catalog import run_catalog_script
 from ..warehouse import first_row
 
 if TYPE_CHECKING:  # pyarrow is imported by the Python decoder only: 37 MB the fast path spares
@@ -112,7 +113,7 @@ class Decoded:
 
 
 class EventTable:
-    """The Python decoder's sink: temp table _kineto_events of the file's cursor, filled batch by
+    """The Python decoder's sink: temp table _trace_events of the file's cursor, filled batch by
     batch, so that DuckDB holds the events within its memory limit (spilling beyond it) where a
     Python list of batches would grow with the file."""
 
@@ -120,18 +121,18 @@ class EventTable:
         import pyarrow as pa
 
         self.con, self.rows = con, 0
-        con.register("_kineto_batch", pa.Table.from_batches([], schema()))
-        con.execute("CREATE OR REPLACE TEMP TABLE _kineto_events AS FROM _kineto_batch")
-        con.unregister("_kineto_batch")
+        con.register("_trace_batch", pa.Table.from_batches([], schema()))
+        con.execute("CREATE OR REPLACE TEMP TABLE _trace_events AS FROM _trace_batch")
+        con.unregister("_trace_batch")
 
     def append(self, batch: pa.RecordBatch) -> None:
-        self.con.register("_kineto_batch", batch)
-        self.con.execute("INSERT INTO _kineto_events FROM _kineto_batch")
-        self.con.unregister("_kineto_batch")
+        self.con.register("_trace_batch", batch)
+        self.con.execute("INSERT INTO _trace_events FROM _trace_batch")
+        self.con.unregister("_trace_batch")
         self.rows += batch.num_rows
 
     def clear(self) -> None:  # a decoder gave up half way: the next one starts again
-        self.con.execute("DELETE FROM _kineto_events")
+        self.con.execute("DELETE FROM _trace_events")
         self.rows = 0
 
 
@@ -491,8 +492,6 @@ def _metadata(trace: Trace, repairs: list[str]) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Staging (on the file's own cursor, in a decoding thread) and writing (by the writer).
 
-STAGED_TABLES = ("cuda_api", "cpu_ops", "nvtx_ranges", "kernels", "memcpy", "memset", "nccl_ops",
-                 "gpu_syncs", "python_frames", "ranks", "devices", "memory_events")
 _SQL = ("ingest", "kineto")
 # what the staged view _kineto_cpu_ops reads (22_cpu_op_tree.sql says why it is a view)
 _STAGED_VIEW_SOURCES = {"_ev_rows", "_ev_iteration", "_ev_op_tree"}
@@ -538,7 +537,7 @@ def prepare(con: duckdb.DuckDBPyConnection, path: Path, run_id: str) -> Staged:
 def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace,
            repairs: list[str], reader: str, events_file: Path | None = None) -> Staged:
     """Map the events (read_json.sql's view of `events_file`, else the Python decoder's temp
-    table _kineto_events) into the staged tables."""
+    table _trace_events) into the staged tables."""
     import json
 
     meta = _metadata(trace, repairs)
@@ -558,6 +557,7 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
         # allocator events: totals and pairing, shared with nsys (60_memory.sql stages them)
         run_script(con, folder.parent / "memory_totals.sql")
         con.execute("ALTER TABLE _staged_memory_events RENAME TO _kineto_memory_events")
+        con.execute("ALTER TABLE _kineto_memory_events DROP COLUMN file_key")  # one file here
         origin = first_row(con, "SELECT min(m) FROM (" + " UNION ALL ".join(
             f"SELECT min(start_ns) AS m FROM _kineto_{t}" for t in
             ("kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges")) + ")")[0]
@@ -592,12 +592,14 @@ def _fault_warnings(faults: dict) -> list[str]:
 def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Free what the mapping used on the way; keep the staged rows (and the events, which the
     staged view _kineto_cpu_ops reads)."""
-    staged = {f"_kineto_{t}" for t in STAGED_TABLES} | _STAGED_VIEW_SOURCES
+    def working(name: str) -> bool:
+        return not name.startswith("_kineto_") and name not in _STAGED_VIEW_SOURCES
+
     for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall():
-        if name not in staged:
+        if working(name):
             con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
     for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
-        if name not in staged:
+        if working(name):
             con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
 
 
@@ -743,7 +745,7 @@ def load(con, path: Path, staged: Staged, run_id: str, file_id: int, rules: list
                         ", ".join(f"{cat} {events:,}" for cat, events in staged.unmodelled))
 
     set_variables(con, run_id=run_id, rank=rank, rank_source=source, file_id=file_id)
-    run_script(con, sql_dir().joinpath(*_SQL, "store.sql"))
+    run_catalog_script(con, sql_dir().joinpath(*_SQL, "store.sql"))
     job = {key: value for key, value in dist.items() if key != "rank"}  # the file's, not the run's
     if job:
         con.execute("UPDATE store.runs SET metadata = json_merge_patch(coalesce(metadata, '{}'), ?) "
