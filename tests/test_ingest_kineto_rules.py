@@ -7,11 +7,15 @@ import json
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
+from tracewh.resources import sql_dir
+from tracewh.sqlscript import set_variables
+from tracewh.store.catalog import run_catalog_script
 
 from test_ingest_rules import table_checksums
 
@@ -164,3 +168,22 @@ def test_rankless_files_put_in_one_run_need_a_rank_map(db_path, trace, tmp_path)
     result = ingest(db_path, "--run", "job", "--rank-map", "a.json=0", "--rank-map", "b.json=1",
                     str(folder))
     assert result.exit_code == 0, result.stderr
+
+
+def test_the_store_step_places_every_staged_column_or_stops(tmp_path):
+    """sql/ingest/kineto/store.sql writes its INSERTs from the catalog: staged ids <x>_no become
+    file_id * 2^32 + <x>_no, and a staged column no stored column takes is an error, not a
+    silent loss."""
+    store = sql_dir() / "ingest" / "kineto" / "store.sql"
+    with tracewh.connect(tmp_path / "wh.duckdb") as con:
+        con.execute("CREATE TEMP TABLE _kineto_cpu_ops AS SELECT 7 AS op_no, 2 AS parent_no, "
+                    "'aten::mm' AS name, 10 AS start_ns, 20 AS end_ns, 1 AS tid")
+        set_variables(con, run_id="r", rank=3, rank_source="filename", file_id=5)
+        run_catalog_script(con, store)
+        assert con.execute("SELECT run_id, rank, file_id, op_id, parent_id, name FROM "
+                           "store.cpu_ops").fetchall() == [
+            ("r", 3, 5, 5 * 2**32 + 7, 5 * 2**32 + 2, "aten::mm")]
+        con.execute("CREATE TEMP TABLE _kineto_kernels AS SELECT 1 AS start_ns, 1 AS bogus")
+        with pytest.raises(duckdb.Error, match="staged column _kineto_kernels.bogus fills no "
+                                               "column of store.kernels"):
+            run_catalog_script(con, store)
