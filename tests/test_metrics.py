@@ -435,7 +435,8 @@ def test_lock_ignores_header_and_trailing_whitespace(sql_copy):
 
 def test_lock_catches_a_change_without_a_version_bump(sql_copy):
     path = sql_copy / "metrics" / "gpu_kernel_summary.sql"
-    edit(path, "median(dur_ns) AS med_ns", "quantile_disc(dur_ns, 0.5) AS med_ns")
+    edit(path, "ORDER BY run_id, rank, total_ns DESC, name;",
+         "ORDER BY run_id, rank, total_ns DESC, name DESC;")
     problems = metrics.check_lock(sql_root=sql_copy)
     assert len(problems) == 1
     assert "gpu_kernel_summary v2 changed without raising its version" in problems[0]
@@ -568,6 +569,8 @@ def test_comments_and_spacing_of_a_module_do_not_count(sql_copy):
     ("lib", "training_steps.sql", "-- uses: iteration_number, iterations, nvtx_ranges",
      "-- uses: iterations, nvtx_ranges",
      r"training_steps.sql: `-- uses:` does not match the SQL; reads undeclared iteration_number"),
+    ("metrics", "nccl_sum.sql", "-- uses: nvtx_ranges, summary_stats", "-- uses: summary_stats",
+     r"nccl_sum.sql:8: `-- uses:` does not match the SQL; reads undeclared nvtx_ranges"),
     ("views", "kernels.sql", "-- uses: gpu_op_kind, gpu_op_name, kernel_short_name\n", "",
      r"kernels.sql: no `-- uses:` line; it reads gpu_op_kind, gpu_op_name, kernel_short_name"),
 ])

@@ -5,7 +5,7 @@
 -- grain: run_id, rank, operation
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
--- uses: gpu_ops, scope, sources
+-- uses: gpu_ops, scope, summary_stats
 -- complexity: O(n log n) in memcpy and memset ops (hash aggregate; quantiles)
 --
 -- One row per memory operation on each rank: `[CUDA memcpy Host-to-Device]` and the other copy
@@ -20,14 +20,10 @@
 -- window, bounds included.
 WITH picked AS (
     SELECT g.run_id, g.rank, g.name AS operation, g.op, g.dur_ns, g.bytes
-    FROM gpu_ops g
-    LEFT JOIN sources s ON s.file_id = g.file_id
-    CROSS JOIN relative_window(getvariable('window')) w
-    WHERE g.op IN ('memcpy', 'memset')
-      AND scope_match(g.run_id, g.rank, getvariable('run'), getvariable('rank'))
-      AND iteration_in(g.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-      AND relative_window_overlaps(g.start_ns, g.end_ns, s.origin_ns, w.from_ns, w.to_ns)
-      AND window_overlaps(g.start_ns, g.end_ns, getvariable('start_ns'), getvariable('end_ns'))
+    FROM summary_rows(gpu_ops, getvariable('run'), getvariable('rank'), getvariable('window'),
+                      getvariable('start_ns'), getvariable('end_ns')) g
+    WHERE iteration_in(g.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
+      AND g.op IN ('memcpy', 'memset')
 ),
 per_operation AS (
     SELECT

@@ -5,7 +5,7 @@
 -- grain: run_id, rank, range, style
 -- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
--- uses: nvtx_ranges, scope, sources
+-- uses: nvtx_ranges, summary_stats
 -- complexity: O(R): one hash aggregate over the ranges; no join of ranges to anything (the
 --   sources join is one row per file)
 --
@@ -29,15 +29,11 @@ WITH picked AS (
            CASE r.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
                 ELSE 'Annotation' END AS style,
            r.dur_ns
-    FROM nvtx_ranges r
-    LEFT JOIN sources s ON s.file_id = r.file_id
-    CROSS JOIN relative_window(getvariable('window')) w
+    FROM summary_rows(nvtx_ranges, getvariable('run'), getvariable('rank'), getvariable('window'),
+                      getvariable('start_ns'), getvariable('end_ns')) r
     WHERE r.kind IN ('push_pop', 'start_end', 'annotation') AND r.end_ns IS NOT NULL
-      AND scope_match(r.run_id, r.rank, getvariable('run'), getvariable('rank'))
       AND (getvariable('nvtx') IS NULL
            OR regexp_matches(coalesce(r.name, ''), CAST(getvariable('nvtx') AS VARCHAR)))
-      AND relative_window_overlaps(r.start_ns, r.end_ns, s.origin_ns, w.from_ns, w.to_ns)
-      AND window_overlaps(r.start_ns, r.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 per_range AS (
     SELECT

@@ -133,6 +133,10 @@ def found_uses(text: str, modules: dict[str, Module], own: frozenset[str] = froz
             name = source.name if isinstance(source, (exp.Identifier, exp.Anonymous)) else ""
             if name.lower() not in ctes:
                 names.add(name.lower())
+            if isinstance(source, exp.Anonymous):  # a table macro: a bare name is a relation
+                names |= {arg.name.lower() for arg in source.expressions
+                          if isinstance(arg, exp.Column) and not arg.table
+                          and arg.name.lower() not in ctes}
         names |= {call.name.lower() for call in statement.find_all(exp.Anonymous)}
         for kind in statement.find_all(exp.DataType):
             if kind.this == exp.DataType.Type.USERDEFINED:
