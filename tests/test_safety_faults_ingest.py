@@ -364,6 +364,31 @@ def test_negative_durations_and_duplicated_events_are_counted(kjob, tmp_path):
     assert rows(db, "SELECT count(*) FROM kernels WHERE dur_ns = 0") == [(2,)]
 
 
+@pytest.mark.parametrize("fault", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_duration_or_time_that_is_no_number_is_one_rule(kjob, tmp_path, fault):
+    """Issue 40, item 7: NaN, Infinity, -Infinity and a number beyond a double, as a `dur` or a
+    `ts`, are said the same way whatever the token: the duration is stored as 0, the event
+    whose time is no number is not stored; both counted in the source's warnings."""
+    first, _ = copy_ranks(kjob, tmp_path / "t")
+    data = first.read_bytes()
+    first_kernel, second_kernel = kjob.kernels[0][:2]
+    for kernel, field in ((first_kernel, b"dur"), (second_kernel, b"ts")):
+        at = data.index(f'"name": "{kernel.name}"'.encode())
+        value = re.compile(rb'"' + field + rb'": (-?[0-9.]+)').search(data, at)
+        data = data[:value.start(1)] + fault.encode() + data[value.end(1):]
+    first.write_bytes(data)
+    db = tmp_path / "wh.duckdb"
+    result = ingest(db, str(first))
+    assert result.exit_code == 0, result.stderr
+    assert rows(db, "SELECT warnings FROM sources") == [(
+        "1 event(s) with a duration that is not a finite number (NaN, Infinity): stored with "
+        "duration 0; 1 event(s) with a time that is not a finite number (NaN, Infinity): not "
+        "stored",)]
+    kernels = rows(db, "SELECT name, dur_ns FROM kernels ORDER BY start_ns")
+    assert len(kernels) == len(kjob.kernels[0]) - 1
+    assert (first_kernel.name, 0) in kernels
+
+
 def test_negative_distributed_rank_is_not_stored(kjob, tmp_path):
     path = tmp_path / "t" / "alone.json"
     path.parent.mkdir()

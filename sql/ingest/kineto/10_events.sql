@@ -12,18 +12,25 @@ SELECT name, cat, pid, tid, tid_text, args,
        CASE
            -- April 2024: epoch µs with ns decimals, 19 digits: from the literal text, exactly
            WHEN ts_text IS NOT NULL THEN CAST(CAST(ts_text AS DECIMAL(24, 3)) * 1000 AS BIGINT)
+           WHEN NOT isfinite(ts) THEN NULL  -- NaN, Infinity: no time (kind unplaced)
            -- Otherwise whole µs and the ns decimals apart: ts * 1000 in double arithmetic is off
            -- by a nanosecond for relative times above 2^52 ns and wrong for epoch µs (1.7e18 ns
            -- needs 61 bits). The fraction ts - floor(ts) is exact, and the double nearest a
            -- 3-decimal literal below 2^43 µs is within 0.5 ns of it, so rounding recovers it.
            ELSE CAST(floor(ts) AS BIGINT) * 1000 + CAST(round((ts - floor(ts)) * 1000) AS BIGINT)
        END + coalesce(getvariable('base_ns'), 0) AS start_ns,
-       CAST(round(greatest(coalesce(dur, 0), 0) * 1000) AS BIGINT) AS dur_ns,
-       dur < 0 AS negative_dur,  -- stored as 0; counted in the source's warnings (90_faults.sql)
+       -- a negative duration, NaN or Infinity is stored as 0, and counted in the source's
+       -- warnings (90_faults.sql)
+       CASE WHEN isfinite(dur) THEN CAST(round(greatest(dur, 0) * 1000) AS BIGINT) ELSE 0 END
+           AS dur_ns,
+       dur < 0 AND isfinite(dur) AS negative_dur,
+       NOT isfinite(dur) AS dur_not_finite,
        CAST(CASE
            -- Kineto clamps events from before the base time to ts = 0 (and dur 0): no real time
            -- left. Kept as rows (they hold their place in event_no), never read.
            WHEN getvariable('base_ns') IS NOT NULL AND ts = 0 THEN 'clamped'
+           -- a time that is NaN or Infinity: nowhere to put the event; counted, never read
+           WHEN NOT isfinite(ts) AND ts_text IS NULL THEN 'unplaced'
            WHEN name = '[memory]' THEN 'memory'
            WHEN cat IN ('kernel', 'Kernel') THEN 'kernel'
            WHEN cat IN ('gpu_memcpy', 'Memcpy') THEN 'memcpy'
@@ -40,8 +47,9 @@ SELECT name, cat, pid, tid, tid_text, args,
            WHEN cat = 'python_function' THEN 'python'
            ELSE 'other'
        -- a one-byte code, not a string, in every later scan and filter
-       END AS ENUM('clamped', 'kernel', 'memcpy', 'memset', 'runtime', 'driver', 'annotation',
-                   'cpu_op', 'gpu_annotation', 'sync', 'python', 'memory', 'other')) AS kind
+       END AS ENUM('clamped', 'unplaced', 'kernel', 'memcpy', 'memset', 'runtime', 'driver',
+                   'annotation', 'cpu_op', 'gpu_annotation', 'sync', 'python', 'memory',
+                   'other')) AS kind
 FROM _trace_events;
 
 -- Host events carry the OS pid; GPU events carry the device index in pid.

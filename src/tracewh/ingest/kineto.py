@@ -407,11 +407,13 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 # The value ends at the first quote followed by the next key, a closing brace or the line end.
 _NAME_VALUE = re.compile(rb'("name":\s*")([^\n]*?)(?="\s*(?:,\s*"[^"\n]+"\s*:|\}|,?\s*$))', re.M)
 _BARE_QUOTE = re.compile(rb'(?<!\\)"')
+# NaN and Infinity, which Python's json writes and JSON has not (DuckDB's reader takes them)
+_NOT_A_NUMBER = re.compile(rb'(?<=[:,\[])(\s*)(?:-?Infinity|NaN)(?=\s*[,\]}])')
 
 
 def _repair(data: bytes, repairs: list[str]) -> bytes:
-    """Fix the faults real profilers write: invalid UTF-8, raw control characters, and
-    unescaped quotes inside names. Each repair applied is recorded for the source's warnings."""
+    """Fix the faults real profilers write: invalid UTF-8, raw control characters, unescaped
+    quotes inside names, and NaN / Infinity. Each repair applied is recorded for the source's warnings."""
     text = data.decode("utf-8", errors="replace").encode("utf-8")
     if text != data:
         repairs.append("invalid UTF-8 replaced")
@@ -421,7 +423,10 @@ def _repair(data: bytes, repairs: list[str]) -> bytes:
     quoted = _NAME_VALUE.sub(lambda m: m.group(1) + _BARE_QUOTE.sub(rb'\\"', m.group(2)), fixed)
     if quoted != fixed:
         repairs.append("unescaped quotes in names escaped")
-    return quoted
+    numbered = _NOT_A_NUMBER.sub(rb"\1null", quoted)
+    if numbered != quoted:
+        repairs.append("NaN and Infinity, which JSON has no words for, read as null")
+    return numbered
 
 
 def _needs_exact_ts(events: list[Event], base_time_ns: int | None) -> bool:
@@ -583,6 +588,12 @@ def _fault_warnings(faults: dict) -> list[str]:
     if faults["negative_durations"]:
         warnings.append(f"{faults['negative_durations']:,} event(s) with a negative duration: "
                         "stored with duration 0")
+    if faults["durations_not_finite"]:
+        warnings.append(f"{faults['durations_not_finite']:,} event(s) with a duration that is "
+                        "not a finite number (NaN, Infinity): stored with duration 0")
+    if faults["times_not_finite"]:
+        warnings.append(f"{faults['times_not_finite']:,} event(s) with a time that is not a "
+                        "finite number (NaN, Infinity): not stored")
     if faults["duplicates"]:
         warnings.append(f"{faults['duplicates']:,} event(s) written again, identical in every "
                         "field: stored as often as written")
