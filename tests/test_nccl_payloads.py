@@ -7,8 +7,10 @@ Expected values come from the generator's truth (JobSpec.nccl_payloads), recompu
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -17,11 +19,15 @@ import tracewh
 from tracewh.cli import app
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.ingest import ingest_paths
+from tracewh.ingest import nvtx_payload
 from tracewh.ingest.discover import parse_rank_map
+from tracewh.ingest.nsys import read_export_info
 from tracewh.metrics import find_metric, run_metric
 
 SPEC = JobSpec(world_size=4, ranks_per_file=2, iterations=2, layers=2, seed=11, nccl_payloads=True)
 P2P = ("Send", "Recv")
+# nsys-ai 0.3.0's decoding of the same exports (tests/peer/nsysai_nccl_payloads.py)
+PEER = json.loads((Path(__file__).parent / "peer" / "nsysai_nccl_payloads_0.3.0.json").read_text())
 
 
 def _sizes(op) -> tuple[int, int, int]:
@@ -161,3 +167,34 @@ def test_an_export_without_blobs_keeps_sizes_null(tmp_path):
                        "WHERE collective = 'AllReduce'").fetchone() == (4, 0, 0, "AllReduce:1")
     assert {s for (s,) in con.execute("SELECT rank_source FROM ranks").fetchall()} == {"process-order"}
     con.close()
+
+
+def _low32(value):
+    """A 4-byte int field as nsys-ai reads it: up to the next field, padding included."""
+    return None if value is None else (value & 0xFFFFFFFF) - ((value & 0x80000000) << 1)
+
+
+def test_the_decoder_agrees_with_nsys_ai(job):
+    """Every blob of the generated exports, decoded by tracewh and by nsys-ai 0.3.0: the same
+    events, communicators, message sizes, communicator sizes and ranks; reduction and root equal
+    in their 4 bytes (nsys-ai reads the struct's 4 padding bytes after them too)."""
+    _, truth, _ = job
+    assert PEER["spec"] == repr(SPEC)  # the recorded numbers are of these exports
+    for path in truth.files:
+        db = sqlite3.connect(path)
+        mine = nvtx_payload.read(db, warnings := []).to_pylist()
+        db.close()
+        assert not warnings
+        got = {(r["pid"], r["start"]): (r["comm"], r["bytes"], r["nranks"], r["comm_rank"], r["reduce_op"], r["root"])
+               for r in mine}
+        want = {(pid, start): (comm, size, nranks, rank, _low32(redop), _low32(root))
+                for _, pid, start, comm, size, nranks, rank, redop, root in PEER["files"][path.name]["events"]}
+        assert len(want) == 36 and got == want
+
+
+def test_a_real_export_without_blobs(shared_data):
+    """The real 2-rank export has NCCL ranges and payload schemas, but was exported without
+    --include-blobs: nsys-ai decodes nothing, and neither does tracewh."""
+    info = read_export_info(shared_data / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite")
+    assert PEER["real"]["events"] == 0
+    assert not info.include_blobs and info.payloads is None
