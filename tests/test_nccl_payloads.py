@@ -198,3 +198,22 @@ def test_a_real_export_without_blobs(shared_data):
     info = read_export_info(shared_data / "nsys" / "nsys-ai" / "mfu_2gpu_before.sqlite")
     assert PEER["real"]["events"] == 0
     assert not info.include_blobs and info.payloads is None
+
+
+def test_payload_schemas_of_another_layout_are_a_warning(job, tmp_path):
+    """A schema table without the column the decoder needs: the file loads as one without
+    blobs (no communicator, ranks from process order), with a warning saying why."""
+    _, truth, _ = job
+    path = tmp_path / "node0.sqlite"
+    shutil.copy(next(p for p, ranks in truth.file_ranks.items() if ranks == [0, 1]), path)
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE NVTX_PAYLOAD_SCHEMAS RENAME COLUMN payloadSize TO size")
+    db.commit()
+    db.close()
+    con = tracewh.connect(tmp_path / "w.duckdb")
+    (result,) = ingest_paths(con, [path], run="odd", jobs=1)
+    assert result.status == "ingested"
+    assert [w for w in result.warnings if w.startswith("NVTX payloads not read (no such column: payloadSize)")]
+    assert con.execute("SELECT count(comm_id) FROM nccl_ops").fetchone() == (0,)
+    assert {s for (s,) in con.execute("SELECT rank_source FROM ranks").fetchall()} == {"process-order"}
+    con.close()

@@ -45,17 +45,21 @@ def read(con: sqlite3.Connection, warnings: list[str]):
     (None when no event carries one); undecodable blobs are counted in `warnings`."""
     import pyarrow as pa
 
-    schemas = _schemas(con)
     rows, problems, total = [], Counter(), 0
-    for rowid, gtid, start, blob in con.execute(
-            'SELECT rowid, globalTid, start, binaryData FROM NVTX_EVENTS WHERE binaryData IS NOT NULL'):
-        total += 1
-        fields, problem = decode(blob, schemas)
-        if problem:
-            problems[problem] += 1
-        elif fields:
-            rows.append((rowid, None if gtid is None else (gtid >> 24) & 0xFFFFFF, start,
-                         *(fields.get(c) for c in FIELDS.values())))
+    try:
+        schemas = _schemas(con)
+        for rowid, gtid, start, blob in con.execute(
+                "SELECT rowid, globalTid, start, binaryData FROM NVTX_EVENTS WHERE binaryData IS NOT NULL"):
+            total += 1
+            fields, problem = decode(blob, schemas)
+            if problem:
+                problems[problem] += 1
+            elif fields:
+                rows.append((rowid, None if gtid is None else (gtid >> 24) & 0xFFFFFF, start,
+                             *(fields.get(c) for c in FIELDS.values())))
+    except sqlite3.Error as exc:  # a payload table of another layout: the rest of the file loads
+        warnings.append(f"NVTX payloads not read ({exc}): NCCL sizes and communicators stay NULL")
+        return None
     if problems:
         reasons = "; ".join(f"{n} {why}" for why, n in problems.most_common())
         warnings.append(f"NVTX payloads: {sum(problems.values()):,} of {total:,} blob(s) not "
@@ -91,6 +95,8 @@ def decode(blob, schemas: dict[tuple[int, int], tuple[int, list]]) -> tuple[dict
             blob = bytes.fromhex(blob)
         except ValueError:
             return {}, "text, not binary"
+    if not isinstance(blob, bytes):
+        return {}, "numbers, not binary"
     if len(blob) < HEADER.size:
         return {}, f"shorter than the {HEADER.size}-byte header"
     domain, schema, size, offset = HEADER.unpack_from(blob)
