@@ -66,6 +66,7 @@ def test_nccl_ops_carry_the_payloads(job):
                          op.peer if op.collective in P2P else op.root)
     got = {(r[0], r[1], r[2]): r[3:11] for r in _rows(con)}
     assert got == want
+    assert con.execute("SELECT count(*) FROM nccl_ops WHERE pg_name IS DISTINCT FROM comm_id").fetchone() == (0,)
     kinds = {op.collective for ops in truth.nccl_ops.values() for op in ops}
     assert kinds == {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "AllToAll",
                      "Send", "Recv"}

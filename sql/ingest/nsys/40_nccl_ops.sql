@@ -100,6 +100,8 @@ SELECT file_key, pid,
        g AS group_size,
        seq,
        printf('0x%016x', comm) AS comm_id,  -- NCCL's commHash, the same on every rank
+       -- PyTorch makes one NCCL communicator per process group: the communicator is the group
+       printf('0x%016x', comm) AS pg_name,
        peer,                -- p2p: the peer's rank in the communicator; Broadcast, Reduce: the root
        CASE WHEN comm IS NULL
             -- Without communicator ids the cross-rank key is the per-rank ordinal of the
