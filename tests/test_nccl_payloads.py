@@ -218,3 +218,29 @@ def test_payload_schemas_of_another_layout_are_a_warning(job, tmp_path):
     assert con.execute("SELECT count(comm_id) FROM nccl_ops").fetchone() == (0,)
     assert {s for (s,) in con.execute("SELECT rank_source FROM ranks").fetchall()} == {"process-order"}
     con.close()
+
+
+def test_a_capture_that_missed_the_communicators_init(job, tmp_path):
+    """Without the init payloads (the capture started after ncclCommInitRank): communicators and
+    sizes are still known, the communicator's size is not, so a gathered size is unknown (NULL,
+    never the one rank's share) and the ranks come from process order."""
+    _, truth, _ = job
+    path = tmp_path / "node1.sqlite"
+    shutil.copy(next(p for p, ranks in truth.file_ranks.items() if ranks == [2, 3]), path)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE NVTX_EVENTS SET binaryData = NULL WHERE textId = "
+               "(SELECT id FROM StringIds WHERE value = 'ncclCommInitRankConfig')")
+    db.commit()
+    db.close()
+    con = tracewh.connect(tmp_path / "w.duckdb")
+    ingest_paths(con, [path], run="late", jobs=1)
+    got = dict(((c, b) for c, *b in con.execute(
+        "SELECT collective, count(comm_id), count(group_size), min(full_bytes), max(full_bytes) "
+        "FROM nccl_ops GROUP BY collective").fetchall()))
+    n = 2 * SPEC.iterations  # operations of each kind in the file (2 ranks)
+    assert got["AllReduce"] == [n, 0, 25 << 20, 25 << 20]
+    assert got["AllGather"] == [n, 0, None, None]
+    assert got["ReduceScatter"] == [n, 0, None, None]
+    assert got["Send"][:2] == [n, 0]
+    assert {s for (s,) in con.execute("SELECT rank_source FROM ranks").fetchall()} == {"process-order"}
+    con.close()

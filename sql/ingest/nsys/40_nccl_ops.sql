@@ -96,7 +96,11 @@ SELECT file_key, pid,
             ELSE ['Sum', 'Prod', 'Max', 'Min', 'Avg'][reduce_op + 1] END AS reduce_op,
        in_bytes, out_bytes,
        -- nccl-tests sizes: AllGather counts its output, ReduceScatter its input, others either
-       greatest(in_bytes, out_bytes) AS full_bytes,
+       -- (unknown when the gathered or scattered side is: a payload without a communicator,
+       -- as NCCL's before 2.19 are, or one whose communicator's init is not in the capture)
+       CASE WHEN collective IN ('AllGather', 'Gather') THEN out_bytes
+            WHEN collective IN ('ReduceScatter', 'Scatter') THEN in_bytes
+            ELSE greatest(in_bytes, out_bytes) END AS full_bytes,
        g AS group_size,
        seq,
        printf('0x%016x', comm) AS comm_id,  -- NCCL's commHash, the same on every rank
