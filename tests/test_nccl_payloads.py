@@ -244,3 +244,20 @@ def test_a_capture_that_missed_the_communicators_init(job, tmp_path):
     assert got["Send"][:2] == [n, 0]
     assert {s for (s,) in con.execute("SELECT rank_source FROM ranks").fetchall()} == {"process-order"}
     con.close()
+
+
+def test_a_big_export_streamed_alone_carries_its_payloads(job, tmp_path, monkeypatch):
+    """An export above SMALL_FILE_BYTES is streamed into temp tables and written alone, not in a
+    batch: the same payloads, the same ranks."""
+    from tracewh.ingest import nsys
+
+    con, truth, _ = job
+    node1 = next(p for p, ranks in truth.file_ranks.items() if ranks == [2, 3])
+    monkeypatch.setattr(nsys, "SMALL_FILE_BYTES", 0)
+    alone = tracewh.connect(tmp_path / "w.duckdb")
+    ingest_paths(alone, [node1], run="job", jobs=1)
+    query = ("SELECT rank, start_ns, collective, comm_id, full_bytes, op_key FROM nccl_ops "
+             "WHERE rank >= 2 ORDER BY ALL")
+    got = alone.execute(query).fetchall()
+    alone.close()
+    assert got == con.execute(query).fetchall() and len(got) > 0

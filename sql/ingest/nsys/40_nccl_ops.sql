@@ -58,7 +58,7 @@ WITH comms AS (
     SELECT file_key, pid, comm, max(nranks) AS nranks
     FROM _nsys_payload WHERE nranks > 0 GROUP BY ALL
 )
-SELECT k.*, n.collective AS api_collective, n.api_name, n.api_start_ns, n.source,
+SELECT k.*, n.api_name, n.api_start_ns, n.source,
        p.comm, p.bytes, p.reduce_op, coalesce(p.peer, p.root) AS peer, c.nranks AS g,
        coalesce(n.collective, nccl_collective_from_kernel(k.name), 'Unknown') AS collective
 FROM _nccl_launched k
