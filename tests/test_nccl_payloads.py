@@ -159,14 +159,19 @@ def test_malformed_payloads_are_a_warning_naming_the_file(job, tmp_path):
 
 
 def test_an_export_without_blobs_keeps_sizes_null(tmp_path):
-    """An export without blobs (nsys export's default): no size, no communicator, the ordinal
-    cross-rank key, ranks from process order."""
-    generate_job(tmp_path / "plain", JobSpec(world_size=2, ranks_per_file=2, iterations=2, layers=1))
+    """The same job exported without --include-blobs (nsys export's default; payload schemas
+    written, no blob, as the real mfu export): no size, no communicator, the ordinal cross-rank
+    key, ranks from process order, and collective_bandwidth says why its bandwidths are NULL."""
+    generate_job(tmp_path / "plain", JobSpec(**{**SPEC.__dict__, "include_blobs": False}))
     con = tracewh.connect(tmp_path / "w.duckdb")
     ingest_paths(con, [tmp_path / "plain"], run="plain", jobs=1)
+    n = SPEC.world_size * SPEC.iterations
     assert con.execute("SELECT count(*), count(full_bytes), count(comm_id), min(op_key) FROM nccl_ops "
-                       "WHERE collective = 'AllReduce'").fetchone() == (4, 0, 0, "AllReduce:1")
+                       "WHERE collective = 'AllReduce'").fetchone() == (n, 0, 0, "AllReduce:1")
     assert {s for (s,) in con.execute("SELECT rank_source FROM ranks").fetchall()} == {"process-order"}
+    notes = {r["note"] for r in run_metric(con, find_metric("collective_bandwidth"), {"run": "plain"}).to_pylist()}
+    assert notes == {"message size unknown: full_bytes is NULL (nsys exports carry NCCL sizes only with "
+                     "--include-blobs)"}
     con.close()
 
 

@@ -61,7 +61,8 @@ ranks, another commHash, each made by an ncclCommInitRankConfig range at start-u
 runs on the p2p communicator; after the AllReduce come a Broadcast (root 0), a grouped AllGather +
 ReduceScatter (one kernel), a Reduce (max, root world-1, on the p2p communicator) and an AlltoAll:
 4 more NCCL kernels per iteration. ``NcclOpTruth`` then carries each operation's communicator and
-its sequence number on it.
+its sequence number on it. With ``include_blobs=False`` the same job is exported as nsys export
+does by default: the schemas are there, the blobs are not.
 
 ``JobSpec(memory_usage=True)`` adds what ``nsys profile --cuda-memory-usage=true`` exports
 (CUDA_GPU_MEMORY_USAGE_EVENTS, made by cudaMalloc/cudaFree calls; ``JobTruth.memory``); off by
@@ -184,6 +185,9 @@ class JobSpec:
     # NCCL's NVTX payloads as blobs (nsys export --include-blobs), two communicators and every
     # collective kind (see the module docstring)
     nccl_payloads: bool = False
+    # with nccl_payloads: False writes the schemas but no blob, as nsys export does without
+    # --include-blobs=true (its default)
+    include_blobs: bool = True
 
     @property
     def host_causes(self) -> bool:
@@ -735,7 +739,7 @@ class _Report:
             ("EXPORT_PARAM_OUTPUT_PATH_ABS", f"/tmp/{stem}.sqlite"), ("EXPORT_PARAM_PROGRESS", "true"),
             ("EXPORT_PARAM_OVERWRITE", "true"), ("EXPORT_PARAM_APPEND", "false"), ("EXPORT_PARAM_LAZY", "true"),
             ("EXPORT_PARAM_USE_SHUFFLE", "true"), ("EXPORT_PARAM_INCLUDE_JSON", "false"),
-            ("EXPORT_PARAM_INCLUDE_BLOBS", str(self.spec.nccl_payloads).lower()), ("EXPORT_PARAM_TIME_NORMALIZE", normalize),
+            ("EXPORT_PARAM_INCLUDE_BLOBS", str(self.spec.nccl_payloads and self.spec.include_blobs).lower()), ("EXPORT_PARAM_TIME_NORMALIZE", normalize),
             ("EXPORT_PARAM_TIME_SHIFT", shift), ("EXPORT_PARAM_TABLES_TO_EXPORT", ""),
             ("EXPORT_PARAM_TIMES_TO_EXPORT", ""), ("EXPORT_CONFIG_TIME_SHIFT", str(self.time_shift_ns)),
             ("EXPORT_TIME", "12.41 sec"),
@@ -882,7 +886,7 @@ class _Rank:
         start = self._step(300, 400)
         if inner:
             inner()
-        blob = None if payload is None else payload_blob(name, payload)
+        blob = None if payload is None or not self.report.spec.include_blobs else payload_blob(name, payload)
         self._range(start, self._step(dur, dur // 3), text_id=self.ids[name], domain=1, blob=blob)
 
     def _nccl_op(self, api: str, comm: int, nbytes: int, peer: int | None = None, root: int | None = None,
