@@ -26,16 +26,16 @@ SELECT
     reduce_op,
     in_nelems,           -- elements sent (Kineto "In msg nelems")
     out_nelems,          -- elements received
-    in_bytes,
+    in_bytes,            -- nsys: from the NCCL payload's message size (no element counts, no dtype)
     out_bytes,
     full_bytes,          -- nccl-tests size (AllGather: output size)
     group_size,
-    pg_name,
+    pg_name,             -- process group (nsys: the NCCL communicator, as comm_id)
     pg_desc,
     pg_ranks,
-    seq,
-    comm_id,
-    peer,
+    seq,                 -- n-th on its process group (nsys: collectives on the communicator; a send or receive: to/from that peer)
+    comm_id,             -- Kineto "Comms Id"; nsys: NCCL's commHash (0x + 16 hex digits)
+    peer,                -- p2p peer (nsys: its rank in the communicator; Broadcast, Reduce: the root)
     op_key,              -- equal across ranks for the same collective
     kernel_name,
     api_name,            -- NCCL API range that launched it (nsys)

@@ -54,6 +54,16 @@ start/end ranges that overlap each other and cross the push/pop ranges without n
 that never end (a push/pop ``train`` range around the whole job, a start/end range opened in the
 last step): their ``end`` is NULL, as in a capture stopped before they close.
 
+``JobSpec(nccl_payloads=True)`` writes what ``nsys export --include-blobs=true`` exports of NCCL's
+NVTX extended payloads (NCCL 2.27 schemas in NVTX_PAYLOAD_SCHEMAS/_ENTRIES, one blob per NCCL range
+in NVTX_EVENTS.binaryData, ``payload_blob``) on two communicators: the world and a p2p one (same
+ranks, another commHash, each made by an ncclCommInitRankConfig range at start-up). The p2p group
+runs on the p2p communicator; after the AllReduce come a Broadcast (root 0), a grouped AllGather +
+ReduceScatter (one kernel), a Reduce (max, root world-1, on the p2p communicator) and an AlltoAll:
+4 more NCCL kernels per iteration. ``NcclOpTruth`` then carries each operation's communicator and
+its sequence number on it. With ``include_blobs=False`` the same job is exported as nsys export
+does by default: the schemas are there, the blobs are not.
+
 ``JobSpec(memory_usage=True)`` adds what ``nsys profile --cuda-memory-usage=true`` exports
 (CUDA_GPU_MEMORY_USAGE_EVENTS, made by cudaMalloc/cudaFree calls; ``JobTruth.memory``); off by
 default, so the default files stay byte-identical.
@@ -69,6 +79,7 @@ import gc
 import math
 import random
 import sqlite3
+import struct
 from bisect import bisect_right
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -97,6 +108,39 @@ EARLIER_ADDRESS, WEIGHTS_ADDRESS, WORKSPACE_ADDRESS = 0x7F0000000000, 0x7F010000
 ACTIVATIONS_ADDRESS, PINNED_ADDRESS = 0x7F1000000000, 0x7E0000000000
 P2P_BYTES = 8 << 20  # one activation tensor per p2p group
 ALLREDUCE_BYTES = 25 << 20  # DDP's default 25 MiB gradient bucket
+# JobSpec.nccl_payloads: the NCCL domain's payload schemas, as NCCL 2.27 registers them: schema id
+# (1 << 24) + NVTX_SID_<function>, entries (name, NVTX_PAYLOAD_ENTRY_TYPE_*, offset), payload size.
+# Types: 5 INT, 18 UINT64, 22 SIZE; REDOP_ENUM is NCCL's registered ncclRedOp_t enum (an int).
+NCCL_DOMAIN = 1
+REDOP_ENUM = (1 << 24) + 16
+_COMM, _SIZE = ("NCCL communicator ID", 18, 0), ("Message size [bytes]", 22, 8)
+NCCL_SCHEMAS = {  # NCCL API -> (schema id, entries, payload size)
+    "ncclCommInitRankConfig": ((1 << 24) + 11, (_COMM, ("No. of ranks", 5, 8), ("Rank", 5, 12),
+                                                ("CUDA device", 5, 16)), 24),
+    "ncclAllGather": ((1 << 24) + 4, (_COMM, _SIZE), 16),
+    "ncclAllReduce": ((1 << 24) + 5, (_COMM, _SIZE, ("Reduction operation", REDOP_ENUM, 16)), 24),
+    "ncclBroadcast": ((1 << 24) + 6, (_COMM, _SIZE, ("Root", 5, 16)), 24),
+    "ncclReduceScatter": ((1 << 24) + 7, (_COMM, _SIZE, ("Reduction operation", REDOP_ENUM, 16)), 24),
+    "ncclReduce": ((1 << 24) + 8, (_COMM, _SIZE, ("Root", 5, 16), ("Reduction operation", REDOP_ENUM, 20)), 24),
+    "ncclSend": ((1 << 24) + 9, (_COMM, _SIZE, ("Peer rank", 5, 16)), 24),
+    "ncclRecv": ((1 << 24) + 10, (_COMM, _SIZE, ("Peer rank", 5, 16)), 24),
+    "ncclAlltoAll": ((1 << 24) + 16, (_COMM, _SIZE), 16),
+}
+REDUCE_OPS = ("Sum", "Prod", "Max", "Min", "Avg")  # ncclRedOp_t
+BROADCAST_BYTES, GATHER_BYTES, SCATTER_BYTES, REDUCE_BYTES, ALLTOALL_BYTES = \
+    1 << 20, 2 << 20, 512 << 10, 64 << 10, 128 << 10  # per rank (NCCL's message size)
+
+
+def payload_blob(api: str, values: tuple) -> bytes:
+    """NVTX_EVENTS.binaryData of one NCCL range, as nsys export --include-blobs writes it: a
+    32-byte header of four little-endian u64 (domain, schema id, payload size, payload offset),
+    then the payload struct, its padding left as garbage (0xAB), as a C struct's is."""
+    schema, entries, size = NCCL_SCHEMAS[api]
+    payload = bytearray(b"\xab" * size)
+    for (_, type_id, offset), value in zip(entries, values):
+        fmt = {5: "<i", 18: "<Q", 22: "<Q"}.get(type_id, "<i")
+        struct.pack_into(fmt, payload, offset, value)
+    return struct.pack("<QQQQ", NCCL_DOMAIN, schema, size, 32) + bytes(payload)
 
 
 def global_tid(pid: int, tid: int) -> int:
@@ -138,6 +182,12 @@ class JobSpec:
     ts_shift_ns: int = 0
     # "EXPORT_META_DATA": the 2023.2 exporter's metadata table (and its misspelled keys)
     export_meta_table: str = "META_DATA_EXPORT"
+    # NCCL's NVTX payloads as blobs (nsys export --include-blobs), two communicators and every
+    # collective kind (see the module docstring)
+    nccl_payloads: bool = False
+    # with nccl_payloads: False writes the schemas but no blob, as nsys export does without
+    # --include-blobs=true (its default)
+    include_blobs: bool = True
 
     @property
     def host_causes(self) -> bool:
@@ -150,7 +200,7 @@ class JobSpec:
 
     @property
     def comm_kernels_per_iteration(self) -> int:
-        return 2 if self.world_size > 1 else 1
+        return (2 if self.world_size > 1 else 1) + (4 if self.nccl_payloads else 0)
 
     @property
     def kernel_phases(self) -> dict[str, tuple[KernelType, ...]]:
@@ -210,13 +260,19 @@ class MemoryTruth(NamedTuple):
 
 
 class NcclOpTruth(NamedTuple):
-    collective: str  # 'AllReduce' | 'Send' | 'Recv'
+    collective: str  # 'AllReduce' | 'Send' | 'Recv' (nccl_payloads: every kind)
     short_name: str  # of the kernel that ran it
     start_ns: int  # kernel start, UTC
     end_ns: int  # kernel end, UTC
-    bytes: int  # message size as passed to the NCCL API
+    bytes: int  # message size as passed to the NCCL API (NCCL's payload: one rank's share)
     iteration: int
     peer: int | None  # peer rank of a Send/Recv
+    # JobSpec.nccl_payloads only:
+    comm: int | None = None  # commHash of its communicator
+    seq: int | None = None  # the n-th collective on comm on this rank (p2p: n-th to/from that peer)
+    root: int | None = None  # Broadcast, Reduce
+    reduce_op: str | None = None  # AllReduce, ReduceScatter, Reduce
+    group_size: int | None = None  # ranks of comm
 
 
 @dataclass
@@ -455,6 +511,9 @@ OPTIMIZER = (FILL, SUM, MUL_F32, ADD_F32)
 PHASES = {"forward": FORWARD, "backward": BACKWARD, "optimizer": OPTIMIZER}
 ALLREDUCE = _nccl("ncclDevKernel_AllReduce_Sum_f32_RING_LL")
 SENDRECV = _nccl("ncclDevKernel_SendRecv")
+BROADCAST = _nccl("ncclDevKernel_Broadcast_RING_LL")  # nccl_payloads only, as the next two
+GENERIC = _nccl("ncclDevKernel_Generic")  # a group of collectives of several kinds
+REDUCE = _nccl("ncclDevKernel_Reduce_Sum_f32_RING_LL")
 
 # copy kind -> (ENUM_CUDA_MEMCPY_OPER id, srcKind, dstKind, bytes per ns); mem kinds: 0 pageable, 1 pinned, 2 device
 COPY_KINDS = {"HtoD": (1, 1, 2, 24.0), "DtoH": (2, 2, 0, 12.0), "DtoD": (8, 2, 2, 1500.0)}
@@ -573,6 +632,8 @@ class _Report:
         self.insert("PROCESSES", self._processes())
         self.insert("ThreadNames", self._thread_names())
         self.insert("META_DATA_CAPTURE", self._capture_meta(duration))
+        if self.spec.nccl_payloads:
+            self._payload_schemas()
         if self.spec.export_meta_table != "META_DATA_EXPORT":
             self.conn.execute(f"ALTER TABLE META_DATA_EXPORT RENAME TO {self.spec.export_meta_table}")
         self.insert(self.spec.export_meta_table, self._export_meta(self.utc_epoch_ns + duration + 60_000_000_000))
@@ -605,6 +666,18 @@ class _Report:
         truth.utc_epoch_ns[self.path] = self.utc_epoch_ns
         for rank in self.ranks:
             rank.record(truth, self.path)
+
+    def _payload_schemas(self) -> None:
+        """NCCL's payload schemas, once per process (nsys repeats them so); the first entry's
+        offset NULL (0), as in real exports."""
+        for table in ("NVTX_PAYLOAD_SCHEMAS", "NVTX_PAYLOAD_SCHEMA_ENTRIES"):
+            self.conn.execute(LAZY_TABLES[table])
+        for _ in self.ranks:
+            for schema, entries, size in NCCL_SCHEMAS.values():
+                self.insert("NVTX_PAYLOAD_SCHEMAS", [(NCCL_DOMAIN, schema, None, 1, None, len(entries), size, None)])
+                self.insert("NVTX_PAYLOAD_SCHEMA_ENTRIES", [
+                    (NCCL_DOMAIN, schema, idx, None, type_id, name, None, None, offset or None)
+                    for idx, (name, type_id, offset) in enumerate(entries)])
 
     def _system_env(self) -> list[tuple]:
         values = (("CpuCores", 1, "96"), ("CpuArchitecture", 3, "x86_64"),
@@ -666,7 +739,7 @@ class _Report:
             ("EXPORT_PARAM_OUTPUT_PATH_ABS", f"/tmp/{stem}.sqlite"), ("EXPORT_PARAM_PROGRESS", "true"),
             ("EXPORT_PARAM_OVERWRITE", "true"), ("EXPORT_PARAM_APPEND", "false"), ("EXPORT_PARAM_LAZY", "true"),
             ("EXPORT_PARAM_USE_SHUFFLE", "true"), ("EXPORT_PARAM_INCLUDE_JSON", "false"),
-            ("EXPORT_PARAM_INCLUDE_BLOBS", "false"), ("EXPORT_PARAM_TIME_NORMALIZE", normalize),
+            ("EXPORT_PARAM_INCLUDE_BLOBS", str(self.spec.nccl_payloads and self.spec.include_blobs).lower()), ("EXPORT_PARAM_TIME_NORMALIZE", normalize),
             ("EXPORT_PARAM_TIME_SHIFT", shift), ("EXPORT_PARAM_TABLES_TO_EXPORT", ""),
             ("EXPORT_PARAM_TIMES_TO_EXPORT", ""), ("EXPORT_CONFIG_TIME_SHIFT", str(self.time_shift_ns)),
             ("EXPORT_TIME", "12.41 sec"),
@@ -710,6 +783,7 @@ class _PendingNccl(NamedTuple):
     corr: int
     ready: int  # launch start + launch latency (job clock)
     iteration: int
+    ops: tuple = ()  # nccl_payloads: the ops it runs, NcclOpTruth fields from collective on
 
 
 class _Rank:
@@ -743,6 +817,11 @@ class _Rank:
             "cudaLaunchKernel_v7000", "cuLaunchKernelEx", "cudaMemcpyAsync_v3020", "cudaMemsetAsync_v3020",
             "cudaEventRecord_v3020", "cudaStreamWaitEvent_v3020", "cudaStreamSynchronize_v3020",
             "ncclAllReduce", "ncclCommCount", "ncclGroupStart", "ncclSend", "ncclRecv", "ncclGroupEnd")}
+        if spec.nccl_payloads:
+            self.ids.update({name: report.sid(name) for name in NCCL_SCHEMAS})
+            rng = random.Random(f"{spec.seed}/comms")  # commHashes, the same on every rank
+            self.world_comm, self.p2p_comm = rng.getrandbits(64) | (1 << 63), rng.getrandbits(62)
+            self.seqs: dict[tuple, int] = {}
         if spec.sync_stalls:  # interned only when used: the default exports stay the same
             self.ids.update({name: report.sid(name) for name in ("cudaMemcpy_v3020", "cudaDeviceSynchronize_v3020")})
         self.host: list[tuple[str, int, int]] | None = [] if spec.host_causes else None
@@ -790,23 +869,35 @@ class _Rank:
         self._log("os", start, end)
 
     def _range(self, start: int, end: int, text: str | None = None, text_id: int | None = None,
-               domain: int = 0, event_type: int = 59) -> None:
+               domain: int = 0, event_type: int = 59, blob: bytes | None = None) -> None:
         """A push/pop range (event type 59), or a start/end range (60) on the same thread."""
         self.nvtx_ranges += 1
-        self._nvtx(start, end, event_type, text, text_id, domain)
+        self._nvtx(start, end, event_type, text, text_id, domain, blob)
 
     def _nvtx(self, start: int, end: int | None, event_type: int, text: str | None, text_id: int | None,
-              domain: int) -> None:
+              domain: int, blob: bytes | None = None) -> None:
         end = None if end is None else end - self.off
         self.report.nvtx.append((start - self.off, end, event_type, None, None, None, text, self.gtid, None, text_id,
-                                 domain, None, None, None, None, None, None, None, None, None))
+                                 domain, None, None, None, None, None, None, None, None, blob))
 
-    def _nccl_range(self, name: str, dur: int, inner=None) -> None:
-        """An NCCL API call seen through its NVTX range (registered string, domain 1)."""
+    def _nccl_range(self, name: str, dur: int, inner=None, payload: tuple | None = None) -> None:
+        """An NCCL API call seen through its NVTX range (registered string, domain 1), with its
+        payload's values as a blob (nccl_payloads)."""
         start = self._step(300, 400)
         if inner:
             inner()
-        self._range(start, self._step(dur, dur // 3), text_id=self.ids[name], domain=1)
+        blob = None if payload is None or not self.report.spec.include_blobs else payload_blob(name, payload)
+        self._range(start, self._step(dur, dur // 3), text_id=self.ids[name], domain=1, blob=blob)
+
+    def _nccl_op(self, api: str, comm: int, nbytes: int, peer: int | None = None, root: int | None = None,
+                 redop: int | None = None) -> tuple[tuple, tuple]:
+        """One NCCL operation issued (nccl_payloads): its truth fields (NcclOpTruth from collective on)
+        and its payload's values (in the order of NCCL_SCHEMAS' entries)."""
+        collective = "AllToAll" if api == "ncclAlltoAll" else api[4:]
+        key = (comm,) if peer is None else (comm, collective, peer)
+        seq = self.seqs[key] = self.seqs.get(key, 0) + 1
+        op = (collective, nbytes, peer, comm, seq, root, None if redop is None else REDUCE_OPS[redop], self.world)
+        return op, (comm, nbytes, *(v for v in (peer, root, redop) if v is not None))
 
     # ---- GPU work -----------------------------------------------------------------------------
 
@@ -897,17 +988,20 @@ class _Rank:
                                    corr, self.gpid, 0, nbytes, None, 2))
         self.memsets += 1
 
-    def _launch_nccl(self, kernel: KernelType, n: int) -> None:
-        """The NCCL stream waits for the work queued so far on the compute stream, then runs the kernel."""
+    def _launch_nccl(self, kernel: KernelType, n: int, key: str | None = None, ops: tuple = ()) -> None:
+        """The NCCL stream waits for the work queued so far on the compute stream, then runs the kernel
+        (pending under `key`, else its short name; `ops`: what it runs, when issued with payloads)."""
         self._api("cudaEventRecord_v3020")
         self._api("cudaStreamWaitEvent_v3020")
         start, corr = self._api("cuLaunchKernelEx", event_class=1, dur=6_000, spread=4_000, category="launch")
         self._api("cudaEventRecord_v3020")
         ready = max(start + 200_000 + int(300_000 * self.rng.random()), self.compute_free + 2_000)
-        self.pending[kernel.short] = _PendingNccl(corr, ready, n)
+        self.pending[key or kernel.short] = _PendingNccl(corr, ready, n, ops)
 
-    def finish_nccl(self, kernel: KernelType, start: int, end: int, ops: list[tuple[str, int, int | None]]) -> None:
-        p = self.pending.pop(kernel.short)
+    def finish_nccl(self, kernel: KernelType, start: int, end: int, ops: list[tuple[str, int, int | None]],
+                    key: str | None = None) -> None:
+        p = self.pending.pop(key or kernel.short)
+        ops = p.ops or ops
         self.report.kernels.append((start - self.off, end - self.off, self.device_id, self.context_id, NCCL_STREAM,
                                     p.corr, self.gpid, self.grid_id, self.report.kernel_type(kernel)))
         self.grid_id += 1
@@ -915,12 +1009,12 @@ class _Rank:
         utc_start, utc_end = self.utc0 + start, self.utc0 + end
         self.kernels.append(KernelTruth(kernel.name, kernel.short, utc_start, utc_end, self.device_id, NCCL_STREAM,
                                         p.corr, p.iteration, "comm"))
-        self.nccl_ops += [NcclOpTruth(coll, kernel.short, utc_start, utc_end, nbytes, p.iteration, peer)
-                          for coll, nbytes, peer in ops]
+        self.nccl_ops += [NcclOpTruth(coll, kernel.short, utc_start, utc_end, nbytes, p.iteration, peer, *rest)
+                          for coll, nbytes, peer, *rest in ops]
 
-    def nccl_start(self, kernel: KernelType) -> int:
+    def nccl_start(self, kernel: KernelType, key: str | None = None) -> int:
         """Earliest start of a launched NCCL kernel: after its launch latency, on a free NCCL stream."""
-        return max(self.pending[kernel.short].ready, self.nccl_free + 2_000)
+        return max(self.pending[key or kernel.short].ready, self.nccl_free + 2_000)
 
     def transfer_ns(self, nbytes: int, bytes_per_ns: float) -> int:
         return int((5_000 + nbytes / bytes_per_ns) * (1 + 0.05 * self.rng.random()))
@@ -933,6 +1027,10 @@ class _Rank:
 
     def begin(self) -> None:
         self._nvtx(self._step(0, 1_000), None, 75, "NCCL", None, 1)  # NCCL registers its domain at init
+        if self.report.spec.nccl_payloads:  # the two communicators
+            for comm in (self.world_comm, self.p2p_comm):
+                self._nccl_range("ncclCommInitRankConfig", 40_000,
+                                 payload=(comm, self.world, self.rank, self.device_id))
         self._mark("train:begin")
         if self.report.spec.stray_nvtx:  # pushed and never popped: the capture stops first
             self.nvtx_ranges += 1
@@ -964,8 +1062,15 @@ class _Rank:
         for layer in range(layers):
             self._compute("backward", n)
             if layer == layers // 2:
-                self._nccl_range("ncclAllReduce", 8_000, lambda: self._launch_nccl(ALLREDUCE, n))
+                if self.report.spec.nccl_payloads:
+                    op, values = self._nccl_op("ncclAllReduce", self.world_comm, ALLREDUCE_BYTES, redop=0)
+                    self._nccl_range("ncclAllReduce", 8_000, lambda: self._launch_nccl(ALLREDUCE, n, ops=(op,)),
+                                     values)
+                else:
+                    self._nccl_range("ncclAllReduce", 8_000, lambda: self._launch_nccl(ALLREDUCE, n))
         self.gtid = main
+        if self.report.spec.nccl_payloads:
+            self._more_collectives(n)
         if self.report.spec.memory_usage:
             self._memory_backward(n, layers)
         self.bwd = (bwd_start, self._step(2_000, 2_000))
@@ -973,9 +1078,35 @@ class _Rank:
     def _p2p_group(self, n: int) -> None:
         self._nccl_range("ncclCommCount", 1_000)
         self._nccl_range("ncclGroupStart", 500)
-        self._nccl_range("ncclSend", 3_800)
-        self._nccl_range("ncclRecv", 500)
-        self._nccl_range("ncclGroupEnd", 10_000, lambda: self._launch_nccl(SENDRECV, n))
+        if not self.report.spec.nccl_payloads:
+            self._nccl_range("ncclSend", 3_800)
+            self._nccl_range("ncclRecv", 500)
+            self._nccl_range("ncclGroupEnd", 10_000, lambda: self._launch_nccl(SENDRECV, n))
+            return
+        send = self._nccl_op("ncclSend", self.p2p_comm, P2P_BYTES, peer=(self.rank + 1) % self.world)
+        recv = self._nccl_op("ncclRecv", self.p2p_comm, P2P_BYTES, peer=(self.rank - 1) % self.world)
+        self._nccl_range("ncclSend", 3_800, payload=send[1])
+        self._nccl_range("ncclRecv", 500, payload=recv[1])
+        self._nccl_range("ncclGroupEnd", 10_000, lambda: self._launch_nccl(SENDRECV, n, ops=(send[0], recv[0])))
+
+    def _more_collectives(self, n: int) -> None:
+        """nccl_payloads: after backward, a Broadcast, a grouped AllGather + ReduceScatter, a Reduce
+        on the p2p communicator and an AlltoAll, each its own kernel (see _resolve_nccl)."""
+        world, p2p = self.world_comm, self.p2p_comm
+        op, values = self._nccl_op("ncclBroadcast", world, BROADCAST_BYTES, root=0)
+        self._nccl_range("ncclBroadcast", 6_000, lambda: self._launch_nccl(BROADCAST, n, ops=(op,)), values)
+        self._nccl_range("ncclGroupStart", 500)
+        gather = self._nccl_op("ncclAllGather", world, GATHER_BYTES)
+        scatter = self._nccl_op("ncclReduceScatter", world, SCATTER_BYTES, redop=0)
+        self._nccl_range("ncclAllGather", 2_000, payload=gather[1])
+        self._nccl_range("ncclReduceScatter", 2_000, payload=scatter[1])
+        self._nccl_range("ncclGroupEnd", 10_000,
+                         lambda: self._launch_nccl(GENERIC, n, ops=(gather[0], scatter[0])))
+        op2, values2 = self._nccl_op("ncclReduce", p2p, REDUCE_BYTES, root=self.world - 1, redop=2)
+        self._nccl_range("ncclReduce", 6_000, lambda: self._launch_nccl(REDUCE, n, ops=(op2,)), values2)
+        op3, values3 = self._nccl_op("ncclAlltoAll", world, ALLTOALL_BYTES)
+        self._nccl_range("ncclAlltoAll", 6_000,
+                         lambda: self._launch_nccl(SENDRECV, n, key="alltoall", ops=(op3,)), values3)
 
     def optimizer_and_sync(self, n: int) -> None:
         opt_start = self._step(5_000, 5_000)
@@ -1115,6 +1246,13 @@ def _resolve_nccl(ranks: list[_Rank]) -> None:
     for r in ranks:
         end = done + int(3_000 * r.rng.random())
         r.finish_nccl(ALLREDUCE, starts[r.rank], end, [("AllReduce", ALLREDUCE_BYTES, None)])
+    if ranks[0].report.spec.nccl_payloads:  # in launch order (_Rank._more_collectives)
+        for kernel, key, wire_bytes in ((BROADCAST, None, BROADCAST_BYTES), (GENERIC, None, GATHER_BYTES * world),
+                                        (REDUCE, None, REDUCE_BYTES), (SENDRECV, "alltoall", ALLTOALL_BYTES * world)):
+            starts = {r.rank: r.nccl_start(kernel, key) for r in ranks}
+            done = max(starts.values()) + ranks[0].transfer_ns(wire_bytes, 100.0)
+            for r in ranks:
+                r.finish_nccl(kernel, starts[r.rank], done + int(3_000 * r.rng.random()), [], key)
 
 
 def _overlap(many: list[tuple[int, int]], few: list[tuple[int, int]]) -> int:

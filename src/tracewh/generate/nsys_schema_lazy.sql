@@ -18,3 +18,33 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (
 );
 
 CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, callchainId INTEGER NOT NULL);
+
+-- NVTX payload schemas (nsys 2026.2.1), written for NCCL's payloads (JobSpec.nccl_payloads).
+
+CREATE TABLE NVTX_PAYLOAD_SCHEMAS (
+    -- NVTX payload schema attributes.
+
+    domainId                    INTEGER,                               -- User-controlled ID that can be used to group events.
+    schemaId                    INTEGER,                               -- Identifier of the payload schema.
+    name                        TEXT,                                  -- Schema name.
+    type                        INTEGER,                               -- Schema type.
+    flags                       INTEGER,                               -- Schema flags.
+    numEntries                  INTEGER,                               -- Number of payload schema entries.
+    payloadSize                 INTEGER,                               -- Size of the static payload.
+    alignTo                     INTEGER                                -- Field alignment in bytes.
+);
+
+CREATE TABLE NVTX_PAYLOAD_SCHEMA_ENTRIES (
+    -- NVTX payload schema entries.
+
+    domainId                    INTEGER   NOT NULL,                    -- User-controlled ID that can be used to group events.
+    schemaId                    INTEGER   NOT NULL,                    -- Identifier of the payload schema.
+    idx                         INTEGER   NOT NULL,                    -- Index of the entry in the payload schema.
+    flags                       INTEGER,                               -- Payload entry flags.
+    type                        INTEGER,                               -- Payload entry type.
+    name                        TEXT,                                  -- Label of the payload entry.
+    description                 TEXT,                                  -- Description of the payload entry.
+    arrayOrUnionDetail          INTEGER,                               -- Array length (index) or selected union member.
+    offset                      INTEGER                                -- Entry offset in the binary data in bytes.
+);
+

@@ -23,6 +23,7 @@ import duckdb
 from ..errors import IngestError
 from ..resources import sql_dir
 from ..sqlscript import run_script
+from . import nvtx_payload
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
 from .source import SourceFacts
@@ -93,11 +94,13 @@ class ExportInfo:
     utc_epoch_ns: int | None = None  # the session start (TARGET_INFO_SESSION_START_TIME)
     time_shift_ns: int = 0  # what nsys export added to every session-relative time
     time_normalized: bool = False  # nsys export --ts-normalize: times are already UTC epoch ns
+    include_blobs: bool = True  # nsys export --include-blobs: NVTX payload blobs (NCCL sizes)
     host: str | None = None
     env_rank: int | None = None
     mpi_ranks: dict[int, int] = field(default_factory=dict)  # OS pid -> rank
     warnings: list[str] = field(default_factory=list)
     staged: dict | None = None  # a small export's tables: name -> Arrow table (read_small)
+    payloads: object = None  # decoded NCCL payloads, an Arrow table (nvtx_payload.read) or None
 
     @property
     def tool_version(self) -> str:
@@ -136,7 +139,12 @@ def read_export_info(path: Path) -> ExportInfo:
             # a table some tool replaced by a view of the same name reads the same
             tables = {r[0] for r in con.execute(
                 "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-            return _export_info(con, tables)
+            info = _export_info(con, tables)
+            if "NVTX_EVENTS" in tables and nvtx_payload.payload_tables(
+                    tables, {r[1] for r in con.execute("PRAGMA table_info(NVTX_EVENTS)")},
+                    info.include_blobs):
+                info.payloads = nvtx_payload.read(con, info.warnings)
+            return info
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
@@ -156,6 +164,7 @@ def _export_info(con: sqlite3.Connection, tables: set[str]) -> ExportInfo:
     info.product_version = meta.get("EXPORT_PRODUCT_VERSION")
     info.schema_version = meta.get("EXPORT_SCHEMA_VERSION")
     info.time_normalized = meta.get("EXPORT_PARAM_TIME_NORMALIZE", "false").lower() == "true"
+    info.include_blobs = meta.get("EXPORT_PARAM_INCLUDE_BLOBS", "true").lower() != "false"
     if "TARGET_INFO_SESSION_START_TIME" in tables:
         row = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()
         info.utc_epoch_ns = row[0] if row else None
@@ -259,6 +268,7 @@ def stage(con: duckdb.DuckDBPyConnection, path: Path, info: ExportInfo) -> None:
         con.execute(f"INSERT INTO _nsys_{name} "
                     "SELECT 0, * EXCLUDE (_real) FROM _nsys_batches WHERE _real = 1")
         con.unregister("_nsys_batches")
+    _stage_payloads(con, [(0, info)])
     map_staged(con, [(0, info)])
 
 
@@ -309,7 +319,23 @@ def stage_batch(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportI
             con.register("_nsys_batches", pa.concat_tables(parts, promote_options="permissive"))
             con.execute(f"INSERT INTO {target} SELECT * FROM _nsys_batches")
             con.unregister("_nsys_batches")
+    _stage_payloads(con, exports)
     map_staged(con, exports)
+
+
+def _stage_payloads(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportInfo]]) -> None:
+    """The temp table _nsys_payload: the decoded NCCL payloads of the exports (file_key, then
+    nvtx_payload.COLUMNS), empty when none has any."""
+    import pyarrow as pa
+
+    columns = ", ".join(f'"{c}" {"UBIGINT" if c == "comm" else INT}' for c in nvtx_payload.COLUMNS)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _nsys_payload (file_key BIGINT, {columns})")
+    parts = [t.add_column(0, "file_key", pa.repeat(pa.scalar(key, pa.int64()), len(t)))
+             for key, info in exports if (t := info.payloads) is not None]
+    if parts:
+        con.register("_nsys_batches", pa.concat_tables(parts))
+        con.execute("INSERT INTO _nsys_payload SELECT * FROM _nsys_batches")
+        con.unregister("_nsys_batches")
 
 
 def _valid_utf8(batches, table: str, warnings: list[str]):
@@ -413,12 +439,14 @@ def rank_rows(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, Path, Exp
     """The ranks of mapped exports (file_key, path, info, run_id), in order: file_key -> rows
     (file_key, pid, global pid, rank, rank source, host), or file_key -> the error that leaves
     the file out. One rank per process of _nsys_processes (sql/ingest/nsys/05_processes.sql),
-    trusted in the order of DESIGN section 4: --rank-map, MPI_RANKS, RANK= in the captured
-    environment, the file name, process order; a file sees the ranks of the files before it."""
-    processes: dict[int, list[tuple[int, int]]] = {}
-    for key, pid, global_pid in con.execute(
-            "SELECT * FROM _nsys_processes ORDER BY file_key, pid").fetchall():
-        processes.setdefault(key, []).append((pid, global_pid))
+    trusted in the order of DESIGN section 4: --rank-map, the NCCL init payload (nccl_rank),
+    MPI_RANKS, RANK= in the captured environment, the file name, process order; a file sees the
+    ranks of the files before it."""
+    processes: dict[int, list[tuple[int, int, int | None]]] = {}
+    for key, pid, global_pid, nccl_rank in con.execute(
+            "SELECT file_key, pid, global_pid, nccl_rank FROM _nsys_processes "
+            "ORDER BY file_key, pid").fetchall():
+        processes.setdefault(key, []).append((pid, global_pid, nccl_rank))
     taken_by_run: dict[str, dict[int, str]] = {}
     rows, errors = {}, {}
     for key, path, info, run_id in exports:
@@ -434,15 +462,17 @@ def rank_rows(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, Path, Exp
 
 
 def _file_ranks(path: Path, info: ExportInfo, run_id: str, rules: list[RankRule],
-                processes: list[tuple[int, int]], taken: dict[int, str]) -> list[tuple]:
+                processes: list[tuple[int, int, int | None]], taken: dict[int, str]) -> list[tuple]:
     if not processes:
         raise IngestError(path, "empty trace: no kernels, memory operations, CUDA API calls "
                           "or OS runtime calls", "profile with --trace=cuda and export again")
     single = len(processes) == 1
     free = (rank for rank in itertools.count() if rank not in taken)  # lowest free first
     rows = []
-    for pid, global_pid in processes:
+    for pid, global_pid, nccl_rank in processes:
         rank, source = rank_from_map(rules, path, pid, single), "rank-map"
+        if rank is None and nccl_rank is not None:
+            rank, source = nccl_rank, "nccl"
         if rank is None and pid in info.mpi_ranks:
             rank, source = info.mpi_ranks[pid], "mpi"
         if rank is None and single and info.env_rank is not None:
