@@ -9,14 +9,13 @@ CREATE OR REPLACE TEMP MACRO nsys_ranked(mapped) AS TABLE
 SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
 FROM query_table(mapped) t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
 
-INSERT INTO store.nvtx_ranges BY NAME FROM nsys_ranked('_nsys_store_nvtx_ranges');
-INSERT INTO store.cuda_api BY NAME FROM nsys_ranked('_nsys_store_cuda_api');
-INSERT INTO store.kernels BY NAME FROM nsys_ranked('_nsys_store_kernels');
-INSERT INTO store.memcpy BY NAME FROM nsys_ranked('_nsys_store_memcpy');
-INSERT INTO store.memset BY NAME FROM nsys_ranked('_nsys_store_memset');
-INSERT INTO store.gpu_syncs BY NAME FROM nsys_ranked('_nsys_store_gpu_syncs');
-INSERT INTO store.os_calls BY NAME FROM nsys_ranked('_nsys_store_os_calls');
-INSERT INTO store.nccl_ops BY NAME FROM nsys_ranked('_nsys_store_nccl_ops');
+-- One INSERT per mapped table _nsys_store_<t>, written from DuckDB's catalog (tracewh.store runs
+-- each statement the query returns; the DuckDB shell lists them): a new table needs no line here.
+SELECT format('INSERT INTO store."{}" BY NAME FROM nsys_ranked(''{}'')', table_name[13:],
+              table_name) AS statement
+FROM duckdb_tables()
+WHERE temporary AND starts_with(table_name, '_nsys_store_')
+ORDER BY table_name;
 -- allocator events (nsys/35_memory.sql, totals and pairing by memory_totals.sql)
 INSERT INTO store.memory_events BY NAME
 SELECT * EXCLUDE (cpu_op_no) FROM nsys_ranked('_staged_memory_events');

@@ -23,6 +23,7 @@ import duckdb
 from ..errors import IngestError
 from ..resources import sql_dir
 from ..sqlscript import run_script
+from ..store.catalog import run_catalog_script
 from . import nvtx_payload
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
@@ -419,7 +420,7 @@ def load(con: duckdb.DuckDBPyConnection, ranks: list[tuple]) -> None:
                 "global_pid BIGINT, rank INTEGER, rank_source VARCHAR, host VARCHAR, "
                 "run_id VARCHAR, file_id BIGINT)")
     con.executemany("INSERT INTO _nsys_ranks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", ranks)
-    run_script(con, sql_dir() / "ingest" / "nsys" / "store.sql")
+    run_catalog_script(con, sql_dir() / "ingest" / "nsys" / "store.sql")
     for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
         if name.startswith("_nsys_") or name in _MAPPED:
             con.execute(f'DROP TABLE IF EXISTS temp."{name}"')
