@@ -324,6 +324,34 @@ def test_nsys_invalid_utf8_in_string_ids_is_repaired(njob, tmp_path):
         ("repaired: invalid UTF-8 replaced in 1 StringIds value(s)",)]
 
 
+def test_nsys_negative_durations_and_rows_exported_twice_are_counted(njob, tmp_path):
+    """Issue 40, item 6: Kineto's rules on nsys. Two kernels that end before they start are
+    stored with duration 0, a kernel and a memcpy row exported twice are stored twice; the
+    export's warnings count both."""
+    bad = tmp_path / "rank0.sqlite"
+    shutil.copy(njob.files[0], bad)
+    with sqlite3.connect(bad) as con:
+        backwards = [r for (r,) in con.execute(
+            "SELECT rowid FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 2")]
+        kernels = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    _sqlite_edit(bad,
+                 "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = start - 1000 "
+                 f"WHERE rowid IN ({backwards[0]}, {backwards[1]})",
+                 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL "
+                 "ORDER BY start DESC LIMIT 1",
+                 "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY SELECT * FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                 "ORDER BY start DESC LIMIT 1")
+    db = tmp_path / "wh.duckdb"
+    result = ingest(db, str(bad))
+    assert result.exit_code == 0, result.stderr
+    assert rows(db, "SELECT warnings FROM sources") == [(
+        "2 event(s) with a negative duration: stored with duration 0; 2 event(s) written "
+        "again, identical in process, device, stream, times and correlation id: stored as "
+        "often as written",)]
+    assert rows(db, "SELECT count(*), count(*) FILTER (WHERE dur_ns = 0), min(dur_ns) "
+                    "FROM kernels") == [(kernels + 1, 2, 0)]
+
+
 def test_nsys_kernel_table_that_is_a_view_is_read(njob, tmp_path):
     reference = tmp_path / "ref.duckdb"
     assert ingest(reference, str(njob.files[1])).exit_code == 0

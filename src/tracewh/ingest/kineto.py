@@ -28,6 +28,7 @@ from ..errors import IngestError
 from ..resources import sql_dir
 from ..sqlscript import run_script, set_variables
 from ..store.catalog import run_catalog_script
+from .source import fault_warnings
 from ..warehouse import first_row
 
 if TYPE_CHECKING:  # pyarrow is imported by the Python decoder only: 37 MB the fast path spares
@@ -584,20 +585,9 @@ def _stage(con: duckdb.DuckDBPyConnection, path: Path, run_id: str, trace: Trace
 
 def _fault_warnings(faults: dict) -> list[str]:
     """90_faults.sql's counts as the source's warnings."""
-    warnings = []
-    if faults["negative_durations"]:
-        warnings.append(f"{faults['negative_durations']:,} event(s) with a negative duration: "
-                        "stored with duration 0")
-    if faults["durations_not_finite"]:
-        warnings.append(f"{faults['durations_not_finite']:,} event(s) with a duration that is "
-                        "not a finite number (NaN, Infinity): stored with duration 0")
-    if faults["times_not_finite"]:
-        warnings.append(f"{faults['times_not_finite']:,} event(s) with a time that is not a "
-                        "finite number (NaN, Infinity): not stored")
-    if faults["duplicates"]:
-        warnings.append(f"{faults['duplicates']:,} event(s) written again, identical in every "
-                        "field: stored as often as written")
-    return warnings
+    return fault_warnings(faults["negative_durations"], faults["duplicates"],
+                          "identical in every field", faults["durations_not_finite"],
+                          faults["times_not_finite"])
 
 
 def _drop_working_tables(con: duckdb.DuckDBPyConnection) -> None:

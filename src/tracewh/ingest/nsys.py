@@ -27,7 +27,7 @@ from ..store.catalog import run_catalog_script
 from . import nvtx_payload
 from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
-from .source import SourceFacts
+from .source import SourceFacts, fault_warnings
 
 INT, TEXT = "BIGINT", "VARCHAR"
 
@@ -288,6 +288,10 @@ def map_staged(con: duckdb.DuckDBPyConnection, exports: list[tuple[int, ExportIn
         run_script(con, script)
     # allocator events: totals and pairing shared with Kineto (_staged_memory_events)
     run_script(con, sql_dir() / "ingest" / "memory_totals.sql")
+    infos = dict(exports)
+    for key, negative, duplicates in con.execute("FROM _nsys_faults").fetchall():
+        infos[key].warnings.extend(fault_warnings(negative, duplicates, "identical in process, "
+                                                  "device, stream, times and correlation id"))
     for (name,) in con.execute("SELECT view_name FROM duckdb_views() WHERE temporary").fetchall():
         con.execute(f'DROP VIEW IF EXISTS temp."{name}"')
     for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall():
