@@ -10,7 +10,7 @@
 -- last_start_ns (collective_waits' aligned times, to compare ranks).
 -- @column run_id, op_key, rank, rank_key, collective, iteration, ranks
 -- @column process_group    nccl_ops.pg_name ('' when the trace names none)
--- @column stream_id        the kernel's stream
+-- @column device_id, stream_id   the kernel's device and stream
 -- @column call_ns          start of the CUDA API call that launched the kernel (gpu_ops.launch_ns;
 --                          NULL: not in the trace)
 -- @column start_ns, end_ns the kernel (this rank's arrival and end)
@@ -23,6 +23,7 @@ WITH __ca_ops AS (
     -- kernel's file, process, correlation id and start: gpu_ops.launch_ns is kept at ingest)
     SELECT n.run_id, n.op_key, n.rank,
            arg_min(n.rank_key, n.start_ns) AS rank_key,
+           arg_min(n.device_id, n.start_ns) AS device_id,
            arg_min(n.stream_id, n.start_ns) AS stream_id,
            arg_min(n.pg_name, n.start_ns) AS pg_name,
            arg_min(g.launch_ns, n.start_ns) AS call_ns
@@ -34,7 +35,7 @@ WITH __ca_ops AS (
     GROUP BY n.run_id, n.op_key, n.rank
 )
 SELECT w.run_id, w.op_key, w.rank, o.rank_key, w.collective, w.iteration, w.ranks,
-       coalesce(o.pg_name, '') AS process_group, o.stream_id, o.call_ns,
+       coalesce(o.pg_name, '') AS process_group, o.device_id, o.stream_id, o.call_ns,
        w.start_ns, w.end_ns, w.wait_ns, w.start_ns + w.wait_ns AS last_arrival_ns,
        w.arrived_last, w.aligned_start_ns, w.last_start_ns
 FROM collective_waits w

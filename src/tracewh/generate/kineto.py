@@ -42,7 +42,8 @@ Job model, per rank and iteration ``N`` (``ProfilerStep#N``, numbered from ``fir
 Host-side causes of GPU idle time (``KinetoJobSpec`` options, off by default, so the default files stay
 byte-identical; ``KinetoTruth.host`` then lists every activity of the main thread and ``gpu_busy`` every GPU op,
 from which ``truth.py`` computes host_breakdown's, idle_gaps' and sync_stalls' answers): ``data_loader_ns``
-starts each step with an ``enumerate(DataLoader)#...__next__`` cpu_op that long; ``sync_stalls`` adds
+starts each step with an ``enumerate(DataLoader)#...__next__`` cpu_op that long (``slow_data_loader``: longer
+for one rank in chosen steps, which makes it the straggler there); ``sync_stalls`` adds
 ``torch.cuda.synchronize()`` (cudaDeviceSynchronize) after the optimizer, makes ``loss.item()``'s
 cudaStreamSynchronize last until the GPU is drained (without it the call returns at once and the host idles
 until then) and writes the ``cuda_sync`` events of these and of the collectives' cudaStreamWaitEvent
@@ -145,6 +146,9 @@ class KinetoJobSpec:
     target_bytes_per_rank: int | None = None  # when set, overrides ``layers`` (file size per rank)
     record_shapes: bool = True  # False: cpu_op args without Input Dims/type/Strides/Concrete Inputs
     data_loader_ns: int = 0  # > 0: each step starts with a DataLoader __next__ cpu_op this long (slow input)
+    # (rank, step) -> ns that rank's DataLoader takes on top of data_loader_ns in that step: one slow batch
+    # makes that rank the straggler of the step's collectives (straggler_cause's known truth)
+    slow_data_loader: dict[tuple[int, int], int] = field(default_factory=dict)
     sync_stalls: bool = False  # loss.item() waits for the GPU, torch.cuda.synchronize() before it, cuda_sync events
     python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
     phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
@@ -176,7 +180,12 @@ class KinetoJobSpec:
     @property
     def host_causes(self) -> bool:
         """Whether the main thread's activities are recorded in the truth (KinetoTruth.host)."""
-        return bool(self.data_loader_ns or self.sync_stalls or self.python_frames or self.phase_annotations)
+        return bool(self.data_loader_ns or self.slow_data_loader or self.sync_stalls or self.python_frames
+                    or self.phase_annotations)
+
+    def loader_ns(self, rank: int, step: int) -> int:
+        """How long the rank's DataLoader takes at the start of the step (0: no DataLoader op)."""
+        return self.data_loader_ns + self.slow_data_loader.get((rank, step), 0)
 
 
 class KernelTruth(NamedTuple):
@@ -938,9 +947,10 @@ class _Rank:
         self._adv(30_000, 150_000)
         self.step_slot, self.step_ann = self._annotation_open(buf, f"ProfilerStep#{n}", tid)
         self.step_start = self.step_slot[1]
-        if self.spec.data_loader_ns:  # the next batch, on the loop's thread: the GPU waits
+        loader_ns = self.spec.loader_ns(self.rank, n)
+        if loader_ns:  # the next batch, on the loop's thread: the GPU waits
             slot = self._open(buf, DATA_LOADER_OP, tid)
-            self.t = slot[1] + self.spec.data_loader_ns - 1_500
+            self.t = slot[1] + loader_ns - 1_500
             end = self._close(buf, slot, "cpu_op", DATA_LOADER_OP, tid, "", tail=1_500)
             self.loader_spans.append((self.base + slot[1] + self.shift, self.base + end + self.shift))
             self._log("data", slot[1], end, tid)
