@@ -37,7 +37,7 @@
 -- rank / collective / iteration_from / iteration_to keep rows (iterations: of the launching step);
 -- waits are always measured against every rank of the collective.
 WITH arrivals AS MATERIALIZED (
-    SELECT *, row_number() OVER () AS row_id
+    SELECT *, row_number() OVER (ORDER BY run_id, op_key, rank) AS row_id
     FROM collective_arrivals()
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
       AND (getvariable('collective') IS NULL

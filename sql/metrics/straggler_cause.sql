@@ -87,7 +87,7 @@ device_gaps AS (
 ),
 gaps AS MATERIALIZED (
     -- cut to the spans they overlap (a binned equi-join; spans of one rank may overlap)
-    SELECT row_number() OVER () AS gap_id, s.span_id, s.grp,
+    SELECT row_number() OVER (ORDER BY s.span_id, g.start_ns) AS gap_id, s.span_id, s.grp,
            greatest(g.start_ns, s.start_ns) AS start_ns, least(g.end_ns, s.end_ns) AS end_ns
     FROM time_bins(device_gaps) g
     JOIN time_bins(spans) s
@@ -177,54 +177,69 @@ taking_part AS (
     FROM arrivals a SEMI JOIN chosen c ON c.run_id = a.run_id AND c.op_key = a.op_key
     GROUP BY ALL
 ),
+main_causes AS (
+    -- each rank's most frequent cause when last (ties: the first in text order)
+    SELECT run_id, rank, arg_max(cause, (n, -rank_in_text)) AS main_cause
+    FROM (SELECT run_id, rank, cause, count(*) AS n,
+                 dense_rank() OVER (ORDER BY cause) AS rank_in_text
+          FROM described WHERE cause IS NOT NULL GROUP BY run_id, rank, cause)
+    GROUP BY run_id, rank
+),
+culprit_steps AS (
+    SELECT run_id, culprit AS rank, count(*) AS steps_culprit FROM step_culprits GROUP BY ALL
+),
 per_rank AS (
     SELECT t.run_id, t.rank, t.collectives,
            count(d.op_key) AS times_last,
            count(d.op_key) * 100.0 / t.collectives AS last_pct,
            sum(d.late_ns) AS late_ns,
-           mode(d.cause) AS main_cause,
-           (SELECT count(*) FROM step_culprits s WHERE s.run_id = t.run_id AND s.culprit = t.rank)
-               AS steps_culprit
+           any_value(m.main_cause) AS main_cause,
+           coalesce(any_value(c.steps_culprit), 0) AS steps_culprit
     FROM taking_part t
     LEFT JOIN described d ON d.run_id = t.run_id AND d.rank = t.rank
+    LEFT JOIN main_causes m ON m.run_id = t.run_id AND m.rank = t.rank
+    LEFT JOIN culprit_steps c ON c.run_id = t.run_id AND c.rank = t.rank
     GROUP BY t.run_id, t.rank, t.collectives
+),
+answer AS (
+    SELECT
+        run_id,
+        op_key,                     -- the collective (per_rank: NULL)
+        collective,
+        process_group,              -- Process Group Name ('' when the trace names none)
+        iteration,                  -- the step that launched it
+        ranks,                      -- ranks it was matched on
+        rank,                       -- the last rank to arrive (per_rank: every rank)
+        median_rank,
+        CAST(late_ns AS BIGINT) AS late_ns,  -- last arrival - the median rank's (per_rank: summed)
+        cause,                      -- the term that adds the most to late_ns
+        why,
+        later_start_ns,             -- its synchronisation point - the median rank's (aligned)
+        since_ns,                   -- the last rank's previous synchronisation point, its clock
+        stretch_ns,                 -- since_ns -> its arrival
+        data_loading_ns, sync_wait_ns, os_call_ns, launch_gap_ns, gpu_work_ns,
+        median_stretch_ns,
+        median_data_loading_ns, median_sync_wait_ns, median_os_call_ns, median_launch_gap_ns,
+        median_gpu_work_ns,
+        NULL::BIGINT AS collectives, NULL::BIGINT AS times_last, NULL::DOUBLE AS last_pct,
+        NULL::VARCHAR AS main_cause, NULL::BIGINT AS steps_culprit, NULL::BIGINT AS steps,
+        NULL::BOOLEAN AS culprit_stable
+    FROM described
+    WHERE NOT coalesce(CAST(getvariable('per_rank') AS BOOLEAN), false)
+    UNION ALL
+    SELECT
+        p.run_id, NULL, NULL, NULL, NULL, NULL, p.rank, NULL, CAST(p.late_ns AS BIGINT),
+        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        p.collectives,              -- collectives it took part in
+        p.times_last,               -- ... and arrived last in
+        p.last_pct,
+        p.main_cause,               -- its most frequent cause when last
+        p.steps_culprit,            -- steps in which it was late the longest
+        coalesce(s.steps, 0),       -- run: steps with a late rank
+        s.culprit_stable            -- run: one rank was the culprit of every step (2 or more)
+    FROM per_rank p
+    LEFT JOIN run_steps s ON s.run_id = p.run_id
+    WHERE coalesce(CAST(getvariable('per_rank') AS BOOLEAN), false)
 )
-SELECT
-    run_id,
-    op_key,                     -- the collective (per_rank: NULL)
-    collective,
-    process_group,              -- Process Group Name ('' when the trace names none)
-    iteration,                  -- the step that launched it
-    ranks,                      -- ranks it was matched on
-    rank,                       -- the last rank to arrive (per_rank: every rank)
-    median_rank,
-    CAST(late_ns AS BIGINT) AS late_ns,  -- last arrival - the median rank's (per_rank: summed)
-    cause,                      -- the term that adds the most to late_ns
-    why,
-    later_start_ns,             -- its synchronisation point - the median rank's (aligned)
-    since_ns,                   -- the last rank's previous synchronisation point, its clock
-    stretch_ns,                 -- since_ns -> its arrival
-    data_loading_ns, sync_wait_ns, os_call_ns, launch_gap_ns, gpu_work_ns,
-    median_stretch_ns,
-    median_data_loading_ns, median_sync_wait_ns, median_os_call_ns, median_launch_gap_ns,
-    median_gpu_work_ns,
-    NULL::BIGINT AS collectives, NULL::BIGINT AS times_last, NULL::DOUBLE AS last_pct,
-    NULL::VARCHAR AS main_cause, NULL::BIGINT AS steps_culprit, NULL::BIGINT AS steps,
-    NULL::BOOLEAN AS culprit_stable
-FROM described
-WHERE NOT coalesce(CAST(getvariable('per_rank') AS BOOLEAN), false)
-UNION ALL
-SELECT
-    p.run_id, NULL, NULL, NULL, NULL, NULL, p.rank, NULL, CAST(p.late_ns AS BIGINT),
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    p.collectives,              -- collectives it took part in
-    p.times_last,               -- ... and arrived last in
-    p.last_pct,
-    p.main_cause,               -- its most frequent cause when last
-    p.steps_culprit,            -- steps in which it was late the longest
-    coalesce(s.steps, 0),       -- run: steps with a late rank
-    s.culprit_stable            -- run: one rank was the culprit of every step (2 or more)
-FROM per_rank p
-LEFT JOIN run_steps s ON s.run_id = p.run_id
-WHERE coalesce(CAST(getvariable('per_rank') AS BOOLEAN), false)
+SELECT * FROM answer
 ORDER BY run_id, iteration, op_key, rank;
