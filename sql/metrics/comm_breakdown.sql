@@ -9,9 +9,10 @@
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (binned equi-join of compute kernels to the parts, merge of the overlapping ones only)
 --
 -- Each collective matched across ranks (collective_waits: the same op_key on two or more ranks;
--- sends and receives excluded), on each of its ranks, is cut at three instants of that rank's
--- clock: the CUDA API call that launched the kernel, the kernel's start (this rank's arrival),
--- the last rank's arrival (aligned across hosts as collective_waits aligns it), and the kernel's end:
+-- sends and receives excluded), on each of its ranks, is cut into three parts by four instants
+-- of that rank's clock: the CUDA API call that launched the kernel, the kernel's start (this
+-- rank's arrival), the last rank's arrival (aligned across hosts as collective_waits aligns it)
+-- and the kernel's end:
 --   launch_ns    call -> kernel start: launching and queueing behind earlier work on the
 --                stream (NULL: the call is not in the trace)
 --   wait_ns      kernel start -> last rank's arrival: exactly collective_waits.wait_ns
