@@ -174,3 +174,19 @@ def test_generated_parts_equal_the_generators_kernels(generated):
         assert s["step_ns"] == sum(steps.values())
         assert s["wait_step_pct"] == pytest.approx(s["wait_ns"] * 100 / s["step_ns"])
         assert s["blocking"] is None  # without sync_stalls the trace has no cuda_sync events
+
+
+def test_blocking_collectives_are_those_compute_waited_for(tmp_path):
+    # comm_stream_waits: the optimizer's stream waits on an event recorded after each AllReduce;
+    # sync_stalls: the NCCL stream waits on the compute stream before every collective (that
+    # event follows compute work, not a collective: blocking nothing)
+    generate_kineto_job(tmp_path / "job", KinetoJobSpec(world_size=2, iterations=3, layers=2, seed=3,
+                                                        comm_stream_waits=True, sync_stalls=True))
+    con = tracewh.connect(tmp_path / "w.duckdb")
+    ingest_paths(con, [tmp_path / "job"], jobs=1)
+    rows = breakdown(con, per_op=True)
+    assert {(r["collective"], r["blocking"]) for r in rows} == {("AllReduce", True), ("AllGather", False)}
+    summed = {(r["collective"], r["rank"]): (r["collectives"], r["blocking"]) for r in breakdown(con)}
+    assert summed == {(c, rank): (3, 3 if c == "AllReduce" else 0)
+                      for c in ("AllReduce", "AllGather") for rank in (0, 1)}
+    con.close()
