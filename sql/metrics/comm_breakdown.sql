@@ -93,7 +93,7 @@ blocked AS (
      AND w.record_ns >= c.call_ns
 ),
 steps AS (
-    SELECT run_id, rank, iteration, any_value(end_ns - start_ns) AS step_ns
+    SELECT run_id, rank, iteration, max(end_ns - start_ns) AS step_ns
     FROM iterations WHERE end_ns IS NOT NULL
     GROUP BY ALL
 ),

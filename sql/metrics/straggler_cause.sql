@@ -66,7 +66,8 @@ pair AS MATERIALIZED (
            dense_rank() OVER (ORDER BY a.run_id, a.op_key) AS pair_id
     FROM arrivals a
     SEMI JOIN chosen c ON c.run_id = a.run_id AND c.op_key = a.op_key
-    LEFT JOIN iterations s ON s.run_id = a.run_id AND s.rank = a.rank AND s.iteration = a.iteration
+    LEFT JOIN (SELECT run_id, rank, iteration, min(start_ns) AS start_ns FROM iterations GROUP BY ALL) s
+           ON s.run_id = a.run_id AND s.rank = a.rank AND s.iteration = a.iteration
     WHERE a.late_order = 1 OR a.arrival_order = (a.ranks + 1) // 2
 ),
 spans AS (
