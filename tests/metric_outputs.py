@@ -105,7 +105,8 @@ def scope_of(con) -> dict[str, str]:
 KNOBS = dict(per_iteration="true", include_first_last="true", top="2", bins="7",
              threshold="20", kernel_wait_ns="5", collective="AllReduce", stages="2",
              microbatches="4", step_pattern="^ProfilerStep", nvtx="^(forward|ncclAllReduce|aten)",
-             phases="^(forward|backward)", measure="memory")
+             phases="^(forward|backward)", measure="memory", per_op="true", per_rank="true",
+             parallelism="true")
 
 
 def param_sets(metric, scope: dict[str, str]) -> dict[str, dict[str, str]]:

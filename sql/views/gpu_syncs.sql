@@ -24,9 +24,13 @@ SELECT
     a.end_ns AS api_end_ns,
     s.iteration
 FROM store.gpu_syncs s
-LEFT JOIN (SELECT file_id, pid, correlation_id, arg_min(name, start_ns) AS name,
-                  arg_min(tid, start_ns) AS tid, min(start_ns) AS start_ns,
-                  arg_min(end_ns, start_ns) AS end_ns
-           FROM store.cuda_api WHERE correlation_id IS NOT NULL
+LEFT JOIN (-- only the calls of the syncs are grouped (a semi join first): not every call
+           SELECT c.file_id, c.pid, c.correlation_id, arg_min(c.name, c.start_ns) AS name,
+                  arg_min(c.tid, c.start_ns) AS tid, min(c.start_ns) AS start_ns,
+                  arg_min(c.end_ns, c.start_ns) AS end_ns
+           FROM store.cuda_api c
+           SEMI JOIN store.gpu_syncs g
+                  ON g.file_id = c.file_id AND g.pid = c.pid AND g.correlation_id = c.correlation_id
+           WHERE c.correlation_id IS NOT NULL
            GROUP BY ALL) a
        ON a.file_id = s.file_id AND a.pid = s.pid AND a.correlation_id = s.correlation_id;

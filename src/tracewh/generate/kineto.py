@@ -42,11 +42,14 @@ Job model, per rank and iteration ``N`` (``ProfilerStep#N``, numbered from ``fir
 Host-side causes of GPU idle time (``KinetoJobSpec`` options, off by default, so the default files stay
 byte-identical; ``KinetoTruth.host`` then lists every activity of the main thread and ``gpu_busy`` every GPU op,
 from which ``truth.py`` computes host_breakdown's, idle_gaps' and sync_stalls' answers): ``data_loader_ns``
-starts each step with an ``enumerate(DataLoader)#...__next__`` cpu_op that long; ``sync_stalls`` adds
+starts each step with an ``enumerate(DataLoader)#...__next__`` cpu_op that long (``slow_data_loader``: longer
+for one rank in chosen steps, which makes it the straggler there); ``sync_stalls`` adds
 ``torch.cuda.synchronize()`` (cudaDeviceSynchronize) after the optimizer, makes ``loss.item()``'s
 cudaStreamSynchronize last until the GPU is drained (without it the call returns at once and the host idles
 until then) and writes the ``cuda_sync`` events of these and of the collectives' cudaStreamWaitEvent
-(``KinetoTruth.syncs``); ``python_frames`` writes ``python_function`` frames (``with_stack=True``) around the
+(``KinetoTruth.syncs``); ``comm_stream_waits`` records an event on the NCCL stream before the optimizer's
+cudaStreamWaitEvent and writes that wait's ``cuda_sync`` event, naming the record (the compute stream waits for
+the AllReduce); ``python_frames`` writes ``python_function`` frames (``with_stack=True``) around the
 forward pass: ``nn.Module: Model_0`` > ``Block_i`` > ``Linear_i`` / ``GELU_i``, each module frame over
 module.py's ``_call_impl`` and the module's ``forward``, as the b200 trace nests them (``KinetoTruth.frames``);
 ``phase_annotations`` wraps the phases in ``## forward ##``, ``## backward ##`` (on the main thread, which
@@ -145,6 +148,11 @@ class KinetoJobSpec:
     target_bytes_per_rank: int | None = None  # when set, overrides ``layers`` (file size per rank)
     record_shapes: bool = True  # False: cpu_op args without Input Dims/type/Strides/Concrete Inputs
     data_loader_ns: int = 0  # > 0: each step starts with a DataLoader __next__ cpu_op this long (slow input)
+    # (rank, step) -> ns that rank's DataLoader takes on top of data_loader_ns in that step: one slow batch
+    # makes that rank the straggler of the step's collectives (straggler_cause's known truth)
+    slow_data_loader: dict[tuple[int, int], int] = field(default_factory=dict)
+    # the optimizer's wait for the AllReduce as a Stream Wait Event (cuda_sync) on an event recorded after it
+    comm_stream_waits: bool = False
     sync_stalls: bool = False  # loss.item() waits for the GPU, torch.cuda.synchronize() before it, cuda_sync events
     python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
     phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
@@ -176,7 +184,12 @@ class KinetoJobSpec:
     @property
     def host_causes(self) -> bool:
         """Whether the main thread's activities are recorded in the truth (KinetoTruth.host)."""
-        return bool(self.data_loader_ns or self.sync_stalls or self.python_frames or self.phase_annotations)
+        return bool(self.data_loader_ns or self.slow_data_loader or self.sync_stalls or self.python_frames
+                    or self.phase_annotations)
+
+    def loader_ns(self, rank: int, step: int) -> int:
+        """How long the rank's DataLoader takes at the start of the step (0: no DataLoader op)."""
+        return self.data_loader_ns + self.slow_data_loader.get((rank, step), 0)
 
 
 class KernelTruth(NamedTuple):
@@ -938,9 +951,10 @@ class _Rank:
         self._adv(30_000, 150_000)
         self.step_slot, self.step_ann = self._annotation_open(buf, f"ProfilerStep#{n}", tid)
         self.step_start = self.step_slot[1]
-        if self.spec.data_loader_ns:  # the next batch, on the loop's thread: the GPU waits
+        loader_ns = self.spec.loader_ns(self.rank, n)
+        if loader_ns:  # the next batch, on the loop's thread: the GPU waits
             slot = self._open(buf, DATA_LOADER_OP, tid)
-            self.t = slot[1] + self.spec.data_loader_ns - 1_500
+            self.t = slot[1] + loader_ns - 1_500
             end = self._close(buf, slot, "cpu_op", DATA_LOADER_OP, tid, "", tail=1_500)
             self.loader_spans.append((self.base + slot[1] + self.shift, self.base + end + self.shift))
             self._log("data", slot[1], end, tid)
@@ -1071,12 +1085,23 @@ class _Rank:
         # the outer node prints "Record function id" before "Sequence number" (real torch 2.13 order)
         self._close(buf, outer, "cpu_op", f"autograd::engine::evaluate_function: {node}", tid, seq)
 
+    def _comm_stream_wait(self, tid: int, ext: int) -> None:
+        """KinetoJobSpec.comm_stream_waits: an event recorded on the NCCL stream after the AllReduce, and the
+        compute stream's wait on it with its cuda_sync event naming that record (comm_breakdown's blocking)."""
+        _, _, record = self._api("cuda_runtime", "cudaEventRecord", tid, ext)
+        wait_start, wait_end, wait = self._api("cuda_runtime", "cudaStreamWaitEvent", tid, ext)
+        self._sync_event("Stream Wait Event", "cudaStreamWaitEvent", tid, wait_start, wait_end, wait, ext,
+                         COMPUTE_STREAM, NCCL_STREAM, record)
+
     def optimizer_and_step_end(self, n: int) -> None:
         buf, tid = self.cpu_main, self.tid_main
         phase = self._phase_open("## optimizer ##")
         oslot, oann = self._annotation_open(buf, "Optimizer.step#SGD.step", tid)
         fa = self._open(buf, "aten::_foreach_add_", tid)
-        self._api("cuda_runtime", "cudaStreamWaitEvent", tid, fa[2])  # the optimizer needs the reduced grads
+        if self.spec.comm_stream_waits:
+            self._comm_stream_wait(tid, fa[2])
+        else:
+            self._api("cuda_runtime", "cudaStreamWaitEvent", tid, fa[2])  # the optimizer needs the reduced grads
         self.compute_free = max(self.compute_free, self.nccl_free)
         for _ in range(self.job.layers):
             self._launch(FOREACH_ADD, tid, fa[2])
