@@ -1,4 +1,4 @@
--- uses: devices, ranks, runs
+-- uses: devices, ranks
 -- device_peaks(), version 2: dense (no 2:4 sparsity) peak TFLOP/s per data type and HBM bandwidth
 -- per GPU, from the vendors' datasheets; each row names its source. A device name (devices.name,
 -- a workload card's workload.hardware.xpu_spec.model, or a metric's `device` parameter) matches
@@ -81,7 +81,7 @@ WITH named AS (
     LEFT JOIN (SELECT run_id,
                       json_extract_string(metadata, '$.workload_card.workload.hardware.xpu_spec.model')
                           AS card_model
-               FROM runs) c USING (run_id)
+               FROM store.runs) c USING (run_id)  -- not the runs view: its config columns cost a scan
     LEFT JOIN (SELECT run_id, rank, min(name) AS name FROM devices
                WHERE rank IS NOT NULL AND name IS NOT NULL GROUP BY run_id, rank) d USING (run_id, rank)
 )
