@@ -67,21 +67,23 @@ FROM (VALUES
 -- gpu_links(), version 1: the link that joins GPUs of one model inside a host (NVLink
 -- generation, or PCIe for cards without NVLink), matched to a device name like device_peaks
 -- (first row by priority whose pattern the name matches, ILIKE).
+-- `link` is what joins two GPUs of the host (NVLink, or PCIe without it); `pcie` the GPU's own
+-- host interface (what nsys' PCIe counters measure).
 CREATE OR REPLACE MACRO gpu_links() AS TABLE
-SELECT 1 AS table_version, device, pattern, priority, link, source
+SELECT 1 AS table_version, device, pattern, priority, link, pcie, source
 FROM (VALUES
-    ('V100 PCIe', '%V100%PCIe%', 10, 'PCIe Gen3 x16', 'NVIDIA Tesla V100 datasheet (PCIe column: PCIe Gen3)'),
-    ('V100 SXM2', '%V100%', 11, 'NVLink 2', 'NVIDIA Tesla V100 datasheet (SXM2 column: NVLink 300 GB/s)'),
-    ('A100 PCIe', '%A100%PCIe%', 20, 'PCIe Gen4 x16', 'NVIDIA A100 datasheet (PCIe column: PCIe Gen4)'),
-    ('A100 SXM', '%A100%', 21, 'NVLink 3', 'NVIDIA A100 datasheet (SXM column: NVLink 600 GB/s)'),
-    ('H100 PCIe', '%H100%PCIe%', 30, 'PCIe Gen5 x16', 'NVIDIA H100 datasheet (PCIe column: PCIe Gen5)'),
-    ('H100 NVL', '%H100 NVL%', 31, 'NVLink 4 bridge (H100 NVL)', 'NVIDIA H100 datasheet (H100 NVL column)'),
-    ('H100 SXM', '%H100%', 32, 'NVLink 4', 'NVIDIA H100 datasheet (SXM column: NVLink 900 GB/s)'),
-    ('H200 SXM', '%H200%', 40, 'NVLink 4', 'NVIDIA H200 datasheet (SXM column: NVLink 900 GB/s)'),
-    ('GB200', '%GB200%', 50, 'NVLink 5', 'NVIDIA GB200 NVL72 datasheet: NVLink 1.8 TB/s per GPU'),
-    ('B200', '%B200%', 51, 'NVLink 5', 'NVIDIA Blackwell datasheet (HGX B200): NVLink 1.8 TB/s per GPU'),
-    ('L40S', '%L40S%', 60, 'PCIe Gen4 x16', 'NVIDIA L40S datasheet: PCIe Gen4 x16, no NVLink')
-) AS g(device, pattern, priority, link, source);
+    ('V100 PCIe', '%V100%PCIe%', 10, 'PCIe Gen3 x16', 'PCIe Gen3 x16', 'NVIDIA Tesla V100 datasheet (PCIe column: PCIe Gen3)'),
+    ('V100 SXM2', '%V100%', 11, 'NVLink 2', 'PCIe Gen3 x16', 'NVIDIA Tesla V100 datasheet (SXM2 column: NVLink 300 GB/s, PCIe Gen3)'),
+    ('A100 PCIe', '%A100%PCIe%', 20, 'PCIe Gen4 x16', 'PCIe Gen4 x16', 'NVIDIA A100 datasheet (PCIe column: PCIe Gen4)'),
+    ('A100 SXM', '%A100%', 21, 'NVLink 3', 'PCIe Gen4 x16', 'NVIDIA A100 datasheet (SXM column: NVLink 600 GB/s, PCIe Gen4)'),
+    ('H100 PCIe', '%H100%PCIe%', 30, 'PCIe Gen5 x16', 'PCIe Gen5 x16', 'NVIDIA H100 datasheet (PCIe column: PCIe Gen5)'),
+    ('H100 NVL', '%H100 NVL%', 31, 'NVLink 4 bridge (H100 NVL)', 'PCIe Gen5 x16', 'NVIDIA H100 datasheet (H100 NVL column: NVLink bridge 600 GB/s, PCIe Gen5)'),
+    ('H100 SXM', '%H100%', 32, 'NVLink 4', 'PCIe Gen5 x16', 'NVIDIA H100 datasheet (SXM column: NVLink 900 GB/s, PCIe Gen5)'),
+    ('H200 SXM', '%H200%', 40, 'NVLink 4', 'PCIe Gen5 x16', 'NVIDIA H200 datasheet (SXM column: NVLink 900 GB/s, PCIe Gen5)'),
+    ('GB200', '%GB200%', 50, 'NVLink 5', NULL, 'NVIDIA GB200 NVL72 datasheet: NVLink 1.8 TB/s per GPU (its CPU link is NVLink-C2C, not PCIe)'),
+    ('B200', '%B200%', 51, 'NVLink 5', 'PCIe Gen5 x16', 'NVIDIA Blackwell datasheet (HGX B200): NVLink 1.8 TB/s per GPU, PCIe Gen5'),
+    ('L40S', '%L40S%', 60, 'PCIe Gen4 x16', 'PCIe Gen4 x16', 'NVIDIA L40S datasheet: PCIe Gen4 x16, no NVLink')
+) AS g(device, pattern, priority, link, pcie, source);
 
 
 -- rank_links(intra_param, inter_param): per rank and scope (intra-node, inter-node), the link
