@@ -151,3 +151,16 @@ def test_unknown_network_leaves_the_nic_percentages_null(job):
     nic = [r for r in rows(con, "link_utilization") if r["source"] == "NET_NIC_METRIC"]
     assert nic and all(r["mean_gbps"] > 0 and r["mean_pct"] is None
                        and r["reason"].startswith("inter-node link unknown") for r in nic)
+
+
+def test_gpu_utilization_shows_the_sm_active_counter_beside_busy_time(job):
+    con, truth, _ = job
+    got = rows(con, "gpu_utilization", rank=1, bins=7)
+    samples = [(ts, v) for ts, name, v in truth.gpu_metrics[1] if name == "SMs Active [Throughput %]"]
+    assert len(got) == 7
+    for r in got:
+        mine = [v for ts, v in samples if r["bin_start_ns"] <= ts < r["bin_end_ns"]]
+        assert r["sm_active_pct"] == pytest.approx(sum(mine) / len(mine), rel=1e-12)
+    # the counter follows the compute kernels: never above the bin's busy time
+    assert all(r["sm_active_pct"] <= r["busy_pct"] + 100 * 100_000 / (r["bin_end_ns"] - r["bin_start_ns"])
+               for r in got)

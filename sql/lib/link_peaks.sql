@@ -1,4 +1,4 @@
--- uses: device_peaks, ranks
+-- uses: device_peaks, ranks, run_hardware
 -- link_peaks(), version 1: the peak data rate of the links that carry collectives, per GPU and per
 -- direction, in GB/s (10^9 bytes/s), each row with its source. This is the unit of nccl-tests'
 -- bus bandwidth (doc/PERFORMANCE.md: "busbw ... reflects how optimally the hardware is used"):
@@ -100,8 +100,7 @@ WITH devices_named AS (
     SELECT run_id, rank, device_name FROM rank_device_peaks(NULL)
 ),
 card AS (
-    SELECT run_id, json_extract(metadata, '$.workload_card.workload.hardware.interconnect') AS ic
-    FROM store.runs  -- not the runs view: its config columns cost a scan of every NCCL op
+    SELECT run_id, CAST(interconnect AS JSON) AS ic FROM run_hardware
 ),
 given AS (  -- every name given for a rank, with its preference (1 first)
     SELECT d.run_id, d.rank, s.scope, s.given, s.link_source, s.preference
@@ -161,6 +160,6 @@ LEFT JOIN picked p ON p.run_id = d.run_id AND p.rank = d.rank AND p.scope = s.sc
 -- card gives (workload.hardware.xpu_spec.count_per_node), to place ranks the trace does not.
 CREATE OR REPLACE MACRO link_hosts() AS TABLE
 SELECT r.run_id, r.gpus_per_node, coalesce(h.named, false) AS hosts_named
-FROM store.runs r
+FROM run_hardware r
 LEFT JOIN (SELECT run_id, bool_or(nullif(host, '') IS NOT NULL) AS named FROM ranks GROUP BY run_id) h
     USING (run_id);

@@ -22,6 +22,7 @@
 -- direction: RX (into the GPU or host) or TX. rank filters GPU rows to that rank's GPU and NIC
 -- rows to its host. Unknown peaks leave the percentages (NIC) or the GB/s (GPU) NULL, and
 -- `reason` says why.
+SELECT * FROM (
 WITH gpu_samples AS (
     SELECT run_id, rank, host, device_id, metric, ts_ns, value,
            ts_ns - lag(ts_ns) OVER (PARTITION BY file_id, device_id, metric ORDER BY ts_ns) AS interval_ns
@@ -109,4 +110,5 @@ SELECT
     END AS reason
 FROM nic_rows n
 LEFT JOIN host_links h ON h.run_id = n.run_id AND h.host IS NOT DISTINCT FROM n.host
+)
 ORDER BY run_id, host NULLS FIRST, source, device, counter;
