@@ -5,7 +5,7 @@
 -- grain: run_id, pg_name, collective, size_bucket
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), intra_node_link (text, optional), inter_node_link (text, optional)
 -- see: nccl-tests doc/PERFORMANCE.md (busbw against the hardware peak); nsys-ai#138 (PCIe vs NVLink)
--- uses: link_peaks, nccl_ops, ranks, scope
+-- uses: collective_sizes, link_peaks, nccl_ops, ranks, scope
 -- complexity: O(n) in NCCL ops (hash aggregates and joins on keys; ranks and links are few)
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
@@ -49,16 +49,9 @@ matched AS (
 ),
 rated AS (
     SELECT *,
-           CASE WHEN full_bytes IS NULL THEN 9
-                WHEN full_bytes < 128 THEN 1 WHEN full_bytes < 1024 THEN 2
-                WHEN full_bytes < 8192 THEN 3 WHEN full_bytes < 65536 THEN 4
-                WHEN full_bytes < 262144 THEN 5 WHEN full_bytes < 1048576 THEN 6
-                WHEN full_bytes < 33554432 THEN 7 ELSE 8 END AS bucket_order,
-           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END
-               * CASE WHEN collective = 'AllReduce' THEN 2.0 * (n - 1) / n
-                      WHEN collective IN ('AllGather', 'ReduceScatter', 'AllToAll')
-                          THEN (n - 1) * 1.0 / n
-                      ELSE 1.0 END AS busbw_gbps
+           size_bucket_order(full_bytes) AS bucket_order,
+           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END * bus_factor(collective, n)
+               AS busbw_gbps
     FROM matched
 ),
 members AS (  -- the group's ranks: as the trace names them (Process Group Ranks), else those seen
@@ -111,8 +104,7 @@ SELECT
     r.run_id,
     r.pg_name,            -- process group; NULL when the trace has none
     r.collective,
-    ['<128B', '128B-1K', '1K-8K', '8K-64K', '64K-256K', '256K-1M', '1M-32M', '>=32M', 'unknown'][r.bucket_order]
-        AS size_bucket,
+    size_bucket_name(r.bucket_order) AS size_bucket,
     r.bucket_order,
     any_value(g.ranks) AS ranks,            -- the group's ranks
     any_value(g.hosts) AS hosts,            -- hosts they ran on

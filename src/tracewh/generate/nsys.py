@@ -83,7 +83,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from .truth import kernel_summary
+from .truth import _merged, kernel_summary
 
 SCHEMA_SQL = Path(__file__).with_name("nsys_schema.sql")
 MEMORY_SCHEMA_SQL = Path(__file__).with_name("nsys_memory_schema.sql")
@@ -1228,13 +1228,7 @@ def counter_value(covered_ns: int, interval_ns: int, busy_value: int) -> int:
 def covered_per_bin(spans: list[tuple[int, int]], t0: int, width: int, bins: int) -> list[int]:
     """Per bin [t0 + b*width, t0 + (b+1)*width): ns covered by the union of ``spans``."""
     covered = [0] * bins
-    merged: list[list[int]] = []
-    for lo, hi in sorted(spans):
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    for lo, hi in merged:
+    for lo, hi in _merged(spans):
         b = (lo - t0) // width
         while lo < hi and b < bins:
             edge = t0 + (b + 1) * width
