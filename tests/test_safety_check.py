@@ -149,7 +149,8 @@ def test_audits_are_sql_files_that_return_problem_rows():
 
 # the tables sql/source_rows.sql listed by hand until issue 33
 COUNTED = {"kernels", "memcpy", "memset", "cuda_api", "cpu_ops", "nvtx_ranges", "nccl_ops",
-           "gpu_syncs", "python_frames", "os_calls", "memory_events", "samples", "log_values"}
+           "gpu_syncs", "python_frames", "os_calls", "memory_events", "samples", "log_values",
+           "gpu_metrics", "nic_metrics"}
 
 
 def test_counted_tables_are_the_stored_tables_of_events(sound):

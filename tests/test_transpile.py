@@ -54,6 +54,8 @@ PARAM_SETS = {
     "iteration_time": {"run": NSYS_RUN, "include_first_last": "true", "per_iteration": "true"},
     "log_phases": {"run": "gpt-tp2", "warmup": "0"},
     "kernel_concurrency": {"run": NSYS_RUN, "iteration_from": "1", "iteration_to": "2"},
+    "link_efficiency": {"run": KINETO_RUN, "inter_node_link": "InfiniBand NDR", "intra_node_link": "450"},
+    "link_utilization": {"run": SMALL_RUN, "rank": "1", "inter_node_link": "RoCE 400GbE"},
     "memory_by_phase": {"rank": "1", "phases": "forward|backward"},
     "nccl_sum": {"run": NSYS_RUN, "rank": "1", "window": "400ms/", "top": "2"},
     "nvtx_phases": {"run": NSYS_RUN, "rank": "3", "iteration_from": "1"},
@@ -85,7 +87,7 @@ def build_warehouse(folder: Path) -> Path:
     for args in (["nsys", str(traces / NSYS_RUN), "--ranks", "4", "--iterations", "4",
                   "--layers", "2", "--seed", "3"],
                  ["nsys", str(traces / SMALL_RUN), "--ranks", "2", "--iterations", "3",
-                  "--layers", "2", "--seed", "4"],
+                  "--layers", "2", "--seed", "4", "--counters"],  # GPU and NIC counters
                  ["kineto", str(traces / KINETO_RUN), "--ranks", "2", "--iterations", "3",
                   "--layers", "2", "--seed", "5"]):
         result = runner.invoke(app, ["generate", *args])

@@ -1,4 +1,4 @@
--- uses: devices, ranks, runs
+-- uses: devices, ranks, run_hardware
 -- device_peaks(), version 2: dense (no 2:4 sparsity) peak TFLOP/s per data type and HBM bandwidth
 -- per GPU, from the vendors' datasheets; each row names its source. A device name (devices.name,
 -- a workload card's workload.hardware.xpu_spec.model, or a metric's `device` parameter) matches
@@ -78,10 +78,7 @@ WITH named AS (
                 WHEN c.card_model IS NOT NULL THEN 'workload card'
                 WHEN d.name IS NOT NULL THEN 'trace' END AS device_source
     FROM ranks k
-    LEFT JOIN (SELECT run_id,
-                      json_extract_string(metadata, '$.workload_card.workload.hardware.xpu_spec.model')
-                          AS card_model
-               FROM runs) c USING (run_id)
+    LEFT JOIN (SELECT run_id, xpu_model AS card_model FROM run_hardware) c USING (run_id)
     LEFT JOIN (SELECT run_id, rank, min(name) AS name FROM devices
                WHERE rank IS NOT NULL AND name IS NOT NULL GROUP BY run_id, rank) d USING (run_id, rank)
 )

@@ -5,7 +5,7 @@
 -- grain: run_id, op_key
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw)
--- uses: clock_offsets, nccl_ops, scope, sources
+-- uses: clock_offsets, collective_sizes, nccl_ops, scope, sources
 -- complexity: O(n log n) in NCCL ops (hash joins on keys, output sorted)
 --
 -- A collective is matched across ranks by nccl_ops.op_key; a send or receive is its own rank's
@@ -57,9 +57,7 @@ matched AS (
 ),
 rated AS (
     SELECT *,
-           CASE WHEN collective = 'AllReduce' THEN 2.0 * (n - 1) / n
-                WHEN collective IN ('AllGather', 'ReduceScatter', 'AllToAll') THEN (n - 1) * 1.0 / n
-                ELSE 1.0 END AS bus_factor,
+           bus_factor(collective, n) AS bus_factor,
            CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END AS algbw_gbps
     FROM matched
 )

@@ -1,11 +1,11 @@
 -- metric: gpu_utilization
--- version: 4
+-- version: 5
 -- summary: Busy share of each device's window cut into equal bins, low bins flagged
 -- unit: percent
 -- grain: run_id, rank, device_id, bin
 -- params: run (text, optional), rank (int, optional), bins (int, default 30), threshold (float, default 50), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys recipe gpu_time_util (--chunks 30, --threshold 50)
--- uses: gpu_ops, intervals, iteration_tiles, ranks, scope
+-- uses: gpu_metrics, gpu_ops, intervals, iteration_tiles, ranks, scope
 -- complexity: O(n log n) in GPU ops (intervals_union sweep, clipped to iteration tiles)
 --
 -- For each device (run_id, rank, device_id) the window W = [first GPU op start, last GPU op
@@ -14,6 +14,10 @@
 --   busy_ns         time with at least one GPU op (kernel, memcpy, memset) in flight
 --   busy_pct        busy_ns / bin length x 100
 --   low_utilization busy_pct < threshold (percent, default 50)
+--   sm_active_pct   what the GPU's own counter says beside it: the mean of the nsys GPU metric
+--                   'SMs Active [Throughput %]' over the samples stamped in the bin (gpu_metrics,
+--                   --gpu-metrics-devices); NULL without samples. Busy time counts a bin busy
+--                   while any kernel runs, however few SMs it occupies: the two differ by that.
 -- Bins are capped so that bins x |W| stays below 4e18 (1000 bins of a 46-day window).
 -- W is cut to start_ns / end_ns (UTC) when given; with iteration_from / iteration_to it runs from
 -- the start of the first kept iteration to the end of the last (GPU spans of the iterations as
@@ -84,6 +88,16 @@ pieces AS (
                      - greatest(start_ns, w0 + (len * bin + n - 1) // n) END AS busy_ns
     FROM (SELECT *, unnest(range(first_bin, last_bin + 1)) AS bin FROM islands)
 ),
+sm_active AS (  -- the counter's samples, each in the bin its timestamp falls in
+    SELECT s.grp, (m.ts_ns - s.w0) * s.n // s.len AS bin, avg(m.value) AS sm_active_pct
+    FROM gpu_metrics m
+    JOIN ranks r ON r.run_id = m.run_id AND r.rank = m.rank
+    JOIN keys k ON k.rank_key = r.rank_key AND k.device_id = m.device_id
+    JOIN sized s ON s.grp = k.grp
+    WHERE m.metric = 'SMs Active [Throughput %]' AND m.ts_ns >= s.w0 AND m.ts_ns < s.w1
+      AND scope_match(m.run_id, m.rank, getvariable('run'), getvariable('rank'))
+    GROUP BY ALL
+),
 bins AS (
     SELECT grp, bin,
            w0 + (len * bin + n - 1) // n AS bin_start_ns,
@@ -100,11 +114,13 @@ SELECT
     CAST(coalesce(p.busy_ns, 0) AS BIGINT) AS busy_ns,
     coalesce(p.busy_ns, 0) * 100.0 / nullif(b.bin_end_ns - b.bin_start_ns, 0) AS busy_pct,
     coalesce(p.busy_ns, 0) * 100.0 / nullif(b.bin_end_ns - b.bin_start_ns, 0)
-        < coalesce(CAST(getvariable('threshold') AS DOUBLE), 50) AS low_utilization
+        < coalesce(CAST(getvariable('threshold') AS DOUBLE), 50) AS low_utilization,
+    a.sm_active_pct                                -- nsys SMs Active counter, mean in the bin
 FROM bins b
 JOIN keys k ON k.grp = b.grp
 JOIN ranks r ON r.rank_key = k.rank_key
 LEFT JOIN (SELECT grp, bin, sum(busy_ns) AS busy_ns FROM pieces GROUP BY grp, bin) p
        ON p.grp = b.grp AND p.bin = b.bin
+LEFT JOIN sm_active a ON a.grp = b.grp AND a.bin = b.bin
 WHERE b.bin_end_ns > b.bin_start_ns
 ORDER BY r.run_id, r.rank, k.device_id, b.bin;

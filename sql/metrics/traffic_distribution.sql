@@ -5,7 +5,7 @@
 -- grain: run_id, collective, pg_name, size_bucket
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
--- uses: nccl_ops, scope
+-- uses: collective_sizes, nccl_ops, scope
 -- complexity: O(n) in NCCL ops (hash aggregates)
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
@@ -42,24 +42,16 @@ matched AS (
 ),
 rated AS (
     SELECT *,
-           CASE WHEN full_bytes IS NULL THEN 9
-                WHEN full_bytes < 128 THEN 1 WHEN full_bytes < 1024 THEN 2
-                WHEN full_bytes < 8192 THEN 3 WHEN full_bytes < 65536 THEN 4
-                WHEN full_bytes < 262144 THEN 5 WHEN full_bytes < 1048576 THEN 6
-                WHEN full_bytes < 33554432 THEN 7 ELSE 8 END AS bucket_order,
-           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END
-               * CASE WHEN collective = 'AllReduce' THEN 2.0 * (n - 1) / n
-                      WHEN collective IN ('AllGather', 'ReduceScatter', 'AllToAll')
-                          THEN (n - 1) * 1.0 / n
-                      ELSE 1.0 END AS busbw_gbps
+           size_bucket_order(full_bytes) AS bucket_order,
+           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END * bus_factor(collective, n)
+               AS busbw_gbps
     FROM matched
 )
 SELECT
     run_id,
     collective,
     pg_name,              -- process group; NULL when the trace has none
-    ['<128B', '128B-1K', '1K-8K', '8K-64K', '64K-256K', '256K-1M', '1M-32M', '>=32M', 'unknown'][bucket_order]
-        AS size_bucket,
+    size_bucket_name(bucket_order) AS size_bucket,
     bucket_order,
     count(*) AS collectives,
     CAST(sum(full_bytes) AS BIGINT) AS total_bytes,   -- bytes

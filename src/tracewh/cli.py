@@ -993,13 +993,17 @@ def generate_nsys(
     seed: SeedOption = 0,
     ts_normalize: Annotated[bool, typer.Option(
         help="Times as 'nsys export --ts-normalize=true' writes them: already UTC epoch ns")] = False,
+    counters: Annotated[bool, typer.Option(
+        help="GPU and NIC counters, as 'nsys profile --gpu-metrics-devices=all --nic-metrics' "
+             "records them")] = False,
 ) -> None:
     """Write an nsys SQLite export per rank for a synthetic job with known true numbers."""
     from .generate.nsys import JobSpec, generate_job
 
     _wrote(generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
                                      iterations=iterations, layers=layers, seed=seed,
-                                     ts_normalize=ts_normalize)))
+                                     ts_normalize=ts_normalize, gpu_metrics=counters,
+                                     nic_metrics=counters)))
 
 
 @generate_app.command("kineto")

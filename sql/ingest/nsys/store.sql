@@ -20,6 +20,15 @@ ORDER BY table_name;
 INSERT INTO store.memory_events BY NAME
 SELECT * EXCLUDE (cpu_op_no) FROM nsys_ranked('_staged_memory_events');
 
+-- hardware counters (36_counters.sql): a device's or a NIC's, under the file's run and host
+CREATE OR REPLACE TEMP MACRO nsys_filed(mapped) AS TABLE
+SELECT f.run_id, f.file_id, f.host, t.* EXCLUDE (file_key)
+FROM query_table(mapped) t
+JOIN (SELECT file_key, any_value(run_id) AS run_id, any_value(file_id) AS file_id,
+             any_value(host) AS host FROM _nsys_ranks GROUP BY file_key) f USING (file_key);
+INSERT INTO store.gpu_metrics BY NAME FROM nsys_filed('_nsys_store_gpu_metrics');
+INSERT INTO store.nic_metrics BY NAME FROM nsys_filed('_nsys_store_nic_metrics');
+
 -- GPUs: from TARGET_INFO_GPU when the export has it, else the device ids the kernels ran on
 -- (name unknown). A device's rank is the rank whose kernels ran on it.
 INSERT INTO store.devices BY NAME

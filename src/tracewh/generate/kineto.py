@@ -56,7 +56,9 @@ module.py's ``_call_impl`` and the module's ``forward``, as the b200 trace nests
 waits while autograd's thread works) and ``## optimizer ##``. ``Optimizer.step#SGD.step`` is a phase by its
 name in every job. ``profile_memory`` writes ``[memory]`` events: each forward op (addmm, gelu, mm, add)
 allocates its 64 MiB output inside the op, freed after the layer's AccumulateGrad in backward, over 1 GiB of
-weights allocated before the trace (``KinetoTruth.memory``, with the op and nn.Module of each allocation). Kineto records no OS runtime calls: checkpoint writes are the nsys generator's.
+weights allocated before the trace (``KinetoTruth.memory``, with the op and nn.Module of each allocation). ``inter_node_gbps``
+makes the transfers of groups whose ranks span hosts (host = rank // gpus_per_node) move their wire bytes at that
+rate instead of ``LINK_BYTES_PER_NS`` (``KinetoTruth.link_gbps``). Kineto records no OS runtime calls: checkpoint writes are the nsys generator's.
 
 GEMMs are launched through the driver API (``cuda_driver`` ``cuLaunchKernelEx``, as cuBLASLt does on
 B200), the other kernels through ``cudaLaunchKernel``; memcpy/memset/NCCL through the runtime.
@@ -117,6 +119,7 @@ HIDDEN = 4096
 TOKENS = 8192
 ALLREDUCE_NELEMS = 6_553_600  # DDP's 25 MiB gradient bucket, fp32
 ALLGATHER_IN_NELEMS = 1_048_576  # a 2 MiB bf16 parameter shard per rank
+LINK_BYTES_PER_NS = 350.0  # the wire rate of a collective's transfer (GB/s per rank, one direction)
 DTYPE_BYTES = {"Float": 4, "BFloat16": 2}
 NUM_SMS = 148  # B200
 NCCL_VERSION = "2.27.5"
@@ -157,6 +160,9 @@ class KinetoJobSpec:
     python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
     phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
     profile_memory: bool = False  # [memory] events: each forward op's output, freed in backward (KinetoTruth.memory)
+    # a collective whose group spans hosts moves its wire bytes at this rate (GB/s = bytes/ns) instead of
+    # LINK_BYTES_PER_NS; None: every group as if inside one host (KinetoTruth.link_gbps says what each used)
+    inter_node_gbps: float | None = None
 
     def __post_init__(self) -> None:
         if min(self.world_size, self.iterations, self.layers, self.gpus_per_node) < 1:
@@ -316,6 +322,7 @@ class KinetoTruth:
     syncs: dict[int, list[SyncTruth]] = field(default_factory=dict)  # cuda_sync events (sync_stalls)
     frames: dict[int, list[FrameTruth]] = field(default_factory=dict)  # python_function events (python_frames)
     memory: dict[int, list[AllocationTruth]] = field(default_factory=dict)  # [memory] events (profile_memory)
+    link_gbps: dict[str, float] = field(default_factory=dict)  # process group -> its transfer's wire rate (GB/s)
 
     def memcpy_bytes(self, rank: int) -> int:
         return sum(m.bytes for m in self.memcpy[rank])
@@ -341,6 +348,7 @@ def generate_kineto_job(out_dir: str | Path, spec: KinetoJobSpec) -> KinetoTruth
             path = sinks[r.rank].close(r)
             r.record(truth, path, sinks[r.rank].trace_name)
     truth.files = [truth.rank_file[r] for r in sorted(truth.rank_file)]
+    truth.link_gbps = {g.name: job.link_rate(g) for g in [job.default_pg, *job.subgroups]}
     return truth
 
 
@@ -557,22 +565,30 @@ class _Job:
                 r.forward(n)
             for group in self.subgroups:
                 self._resolve([self.ranks[i] for i in group.ranks], "AllGather", 2 * ALLGATHER_IN_NELEMS
-                              * (len(group.ranks) - 1))
+                              * (len(group.ranks) - 1), self.link_rate(group))
             for r in self.ranks:
                 r.backward(n)
             world = self.spec.world_size
-            self._resolve(self.ranks, "AllReduce", 2 * (world - 1) * ALLREDUCE_NELEMS * 4 // world)
+            self._resolve(self.ranks, "AllReduce", 2 * (world - 1) * ALLREDUCE_NELEMS * 4 // world,
+                          self.link_rate(self.default_pg))
             for r in self.ranks:
                 r.optimizer_and_step_end(n)
                 r.flush()
         for r in self.ranks:
             r.end()
 
+    def link_rate(self, group: _Group) -> float:
+        """The wire rate of the group's transfers: inter_node_gbps when its ranks span hosts."""
+        hosts = {rank // self.spec.gpus_per_node for rank in group.ranks}
+        if len(hosts) > 1 and self.spec.inter_node_gbps is not None:
+            return self.spec.inter_node_gbps
+        return LINK_BYTES_PER_NS
+
     @staticmethod
-    def _resolve(members: list[_Rank], collective: str, wire_bytes: int) -> None:
+    def _resolve(members: list[_Rank], collective: str, wire_bytes: int, rate: float) -> None:
         """A collective ends (+0-3 us) at the same job time on every member: the last arrival plus the transfer."""
         starts = {r.rank: r.nccl_start(collective) for r in members}
-        done = max(starts.values()) + 8_000 + int(wire_bytes / 350.0 * (1 + 0.05 * members[0].rng.random()))
+        done = max(starts.values()) + 8_000 + int(wire_bytes / rate * (1 + 0.05 * members[0].rng.random()))
         for r in members:
             r.finish_nccl(collective, starts[r.rank], done + int(3_000 * r.rng.random()))
 

@@ -68,6 +68,12 @@ does by default: the schemas are there, the blobs are not.
 (CUDA_GPU_MEMORY_USAGE_EVENTS, made by cudaMalloc/cudaFree calls; ``JobTruth.memory``); off by
 default, so the default files stay byte-identical.
 
+``JobSpec(gpu_metrics=True)`` adds what ``nsys profile --gpu-metrics-devices=all`` exports (GPU_METRICS,
+TARGET_INFO_GPU_METRICS: one sample per GPU and metric every 100 us) and ``JobSpec(nic_metrics=True)`` what
+``--nic-metrics`` exports (NET_NIC_METRIC and its name tables: one InfiniBand NIC per host, bytes sent and
+received per 1 ms): each sample's value follows the GPU work in its interval (``counter_value``), and
+``JobTruth.gpu_metrics`` / ``nic_metrics`` hold every value written, in UTC. Both off by default.
+
 Deliberate realism traps: correlationIds restart from the same base in every process (they repeat
 across processes and files), pids are only unique within a file, stream ids are the same in every
 process, demangled names use the nsys spelling ``(int)4`` / ``(unsigned long)4096``.
@@ -88,10 +94,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from .truth import kernel_summary
+from .truth import _merged, kernel_summary
 
 SCHEMA_SQL = Path(__file__).with_name("nsys_schema.sql")
 MEMORY_SCHEMA_SQL = Path(__file__).with_name("nsys_memory_schema.sql")
+COUNTERS_SCHEMA_SQL = Path(__file__).with_name("nsys_counters_schema.sql")
 # tables created on their first rows, as nsys leaves empty tables out: name -> CREATE TABLE
 LAZY_TABLES = {ddl.split()[2]: ddl for ddl in (
     statement[statement.index("CREATE TABLE"):]
@@ -141,6 +148,21 @@ def payload_blob(api: str, values: tuple) -> bytes:
         fmt = {5: "<i", 18: "<Q", 22: "<Q"}.get(type_id, "<i")
         struct.pack_into(fmt, payload, offset, value)
     return struct.pack("<QQQQ", NCCL_DOMAIN, schema, size, 32) + bytes(payload)
+# Hardware counters (JobSpec.gpu_metrics, nic_metrics): metric -> (what it follows, its value while
+# that runs all interval long); a sample's value is that times the covered share of its interval.
+GPU_METRIC_SAMPLE_NS = 100_000  # nsys' default --gpu-metrics-frequency=10000
+GPU_METRICS = {  # metricId -> (metricName, follows, value when busy); in the Hopper set's names
+    0: ("GPC Clock Frequency [MHz]", None, 1980),
+    1: ("SMs Active [Throughput %]", "compute", 100),
+    2: ("PCIe RX Throughput [Throughput %]", "HtoD", 40),
+    3: ("PCIe TX Throughput [Throughput %]", "DtoH", 40),
+    4: ("NVLink RX Responses User Data [Throughput %]", "comm", 60),
+    5: ("NVLink TX Responses User Data [Throughput %]", "comm", 60),
+}
+GPU_METRICS_TYPE = "GH100 General Metrics for NVIDIA NVLink"
+NIC_SAMPLE_NS = 1_000_000
+NIC_METRICS = {0: ("IB: Bytes sent", "comm", 25.0), 1: ("IB: Bytes received", "comm", 25.0)}  # bytes per ns busy
+NIC_NAME, NIC_GUID = "mlx5_0", 0x146DAE0300A1B2C4
 
 
 def global_tid(pid: int, tid: int) -> int:
@@ -188,6 +210,9 @@ class JobSpec:
     # with nccl_payloads: False writes the schemas but no blob, as nsys export does without
     # --include-blobs=true (its default)
     include_blobs: bool = True
+    # Hardware counters, off by default: --gpu-metrics-devices=all and --nic-metrics (GPU_METRICS above)
+    gpu_metrics: bool = False
+    nic_metrics: bool = False
 
     @property
     def host_causes(self) -> bool:
@@ -300,6 +325,10 @@ class JobTruth:
     # categories of HOST_CATEGORIES, and every GPU op's (start, end) UTC ns (truth.py reads them)
     host: dict[int, list[tuple[str, int, int]]] = field(default_factory=dict)
     gpu_busy: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    # spec.gpu_metrics: per rank (its GPU) every sample as (UTC ns, metricName, value);
+    # spec.nic_metrics: per host every interval as (start, end UTC ns, counter name, value)
+    gpu_metrics: dict[int, list[tuple[int, str, int]]] = field(default_factory=dict)
+    nic_metrics: dict[str, list[tuple[int, int, str, int]]] = field(default_factory=dict)
 
     def kernel_summary(self, rank: int | None = None) -> dict[str, dict]:
         """Per kernel name, the numbers of nsys stats -r cuda_gpu_kern_sum (see truth.py)."""
@@ -562,6 +591,10 @@ class _Report:
                                 + SCHEMA_SQL.read_text())
         if spec.memory_usage:
             self.conn.executescript(MEMORY_SCHEMA_SQL.read_text())
+        if spec.gpu_metrics or spec.nic_metrics:
+            self.conn.executescript(COUNTERS_SCHEMA_SQL.read_text())
+        self.gpu_samples: dict[int, list[tuple[int, str, int]]] = {}  # device -> (session ns, name, value)
+        self.nic_samples: list[tuple[int, int, str, int]] = []
         self.conn.execute("BEGIN")
         self._create_kernel_staging()
 
@@ -621,6 +654,10 @@ class _Report:
 
     def close(self) -> None:
         self.flush()
+        if self.spec.gpu_metrics:
+            self._write_gpu_metrics()
+        if self.spec.nic_metrics:
+            self._write_nic_metrics()
         duration = max(rank.cpu for rank in self.ranks) - self.offset + 50_000_000
         system_clock = self.rng.randrange(5_000_000_000, 50_000_000_000)
         self.insert("TARGET_INFO_SESSION_START_TIME",
@@ -666,6 +703,72 @@ class _Report:
         truth.utc_epoch_ns[self.path] = self.utc_epoch_ns
         for rank in self.ranks:
             rank.record(truth, self.path)
+            if self.spec.gpu_metrics:
+                truth.gpu_metrics[rank.rank] = [(self.utc_epoch_ns + t, name, v)
+                                                for t, name, v in self.gpu_samples[rank.device_id]]
+        if self.spec.nic_metrics:
+            truth.nic_metrics[self.host] = [(self.utc_epoch_ns + a, self.utc_epoch_ns + b, name, v)
+                                            for a, b, name, v in self.nic_samples]
+
+    # ---- hardware counters (JobSpec.gpu_metrics, nic_metrics) ----------------------------------
+
+    def _busy(self, device: int | None) -> dict[str, list[tuple[int, int]]]:
+        """Session-time intervals of the device's (None: every device's) compute and NCCL
+        kernels and HtoD / DtoH copies, as written."""
+        names = {i: s for s, i in self.strings.items()}
+        where, args = ("WHERE deviceId = ?", (device,)) if device is not None else ("", ())
+        busy: dict[str, list[tuple[int, int]]] = {"compute": [], "comm": [], "HtoD": [], "DtoH": []}
+        for start, end, short in self.conn.execute(
+                f"SELECT start, end, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL {where}", args):
+            busy["comm" if names[short].startswith("nccl") else "compute"].append((start, end))
+        for start, end, kind in self.conn.execute(
+                f"SELECT start, end, copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY {where}", args):
+            if kind in (1, 2):
+                busy["HtoD" if kind == 1 else "DtoH"].append((start, end))
+        return busy
+
+    def _write_gpu_metrics(self) -> None:
+        rows, names = [], []
+        for device in sorted({rank.device_id for rank in self.ranks}):
+            type_id = VM_BITS | (2 << 32) | (0x18 << 8) | device  # <HW:8><VM:8><Source:16><Type:32>
+            names += [(type_id, 2, GPU_METRICS_TYPE, m, name) for m, (name, _, _) in GPU_METRICS.items()]
+            busy = self._busy(device)
+            first = min(s for spans in busy.values() for s, _ in spans)
+            last = max(e for spans in busy.values() for _, e in spans)
+            t0 = first - first % GPU_METRIC_SAMPLE_NS
+            bins = -(-(last - t0) // GPU_METRIC_SAMPLE_NS)
+            samples = self.gpu_samples[device] = []
+            for metric, (name, follows, busy_value) in GPU_METRICS.items():
+                covered = covered_per_bin(busy[follows], t0, GPU_METRIC_SAMPLE_NS, bins) if follows else None
+                for b in range(bins):
+                    ts = t0 + (b + 1) * GPU_METRIC_SAMPLE_NS  # a sample closes its interval
+                    value = busy_value if covered is None else counter_value(covered[b], GPU_METRIC_SAMPLE_NS,
+                                                                             busy_value)
+                    samples.append((ts, name, value))
+                    rows.append((ts, ts, type_id, metric, value))
+        rows.sort(key=itemgetter(1))
+        self.insert("TARGET_INFO_GPU_METRICS", names)
+        self.insert("GPU_METRICS", rows)
+
+    def _write_nic_metrics(self) -> None:
+        busy = self._busy(None)["comm"]
+        first, last = min(s for s, _ in busy), max(e for _, e in busy)
+        t0 = first - first % NIC_SAMPLE_NS
+        bins = -(-(last - t0) // NIC_SAMPLE_NS)
+        covered = covered_per_bin(busy, t0, NIC_SAMPLE_NS, bins)
+        global_id = VM_BITS | (3 << 32) | 1
+        self.insert("TARGET_INFO_NIC_INFO", [(NIC_GUID, "Active", 0, NIC_NAME, 4129, 5555, 2)])
+        self.insert("NIC_ID_MAP", [(0, global_id)])
+        self.insert("TARGET_INFO_NETWORK_METRICS", [(1, m, name, name, "bytes") for m, (name, _, _) in
+                                                    NIC_METRICS.items()])
+        rows = []
+        for b in range(bins):
+            start, end = t0 + b * NIC_SAMPLE_NS, t0 + (b + 1) * NIC_SAMPLE_NS
+            for metric, (name, _, rate) in NIC_METRICS.items():
+                value = round(covered[b] * rate)
+                rows.append((start, end, global_id, 1, 1, metric, value))
+                self.nic_samples.append((start, end, name, value))
+        self.insert("NET_NIC_METRIC", rows)
 
     def _payload_schemas(self) -> None:
         """NCCL's payload schemas, once per process (nsys repeats them so); the first entry's
@@ -1253,6 +1356,23 @@ def _resolve_nccl(ranks: list[_Rank]) -> None:
             done = max(starts.values()) + ranks[0].transfer_ns(wire_bytes, 100.0)
             for r in ranks:
                 r.finish_nccl(kernel, starts[r.rank], done + int(3_000 * r.rng.random()), [], key)
+
+
+def counter_value(covered_ns: int, interval_ns: int, busy_value: int) -> int:
+    """A throughput counter's sample: its busy value times the share of the interval covered."""
+    return round(busy_value * covered_ns / interval_ns)
+
+
+def covered_per_bin(spans: list[tuple[int, int]], t0: int, width: int, bins: int) -> list[int]:
+    """Per bin [t0 + b*width, t0 + (b+1)*width): ns covered by the union of ``spans``."""
+    covered = [0] * bins
+    for lo, hi in _merged(spans):
+        b = (lo - t0) // width
+        while lo < hi and b < bins:
+            edge = t0 + (b + 1) * width
+            covered[b] += min(hi, edge) - lo
+            lo, b = edge, b + 1
+    return covered
 
 
 def _overlap(many: list[tuple[int, int]], few: list[tuple[int, int]]) -> int:

@@ -29,7 +29,7 @@ from .discover import RankRule, rank_from_filename, rank_from_map
 from .ranks import claim, taken_ranks
 from .source import SourceFacts, fault_warnings
 
-INT, TEXT = "BIGINT", "VARCHAR"
+INT, TEXT, REAL = "BIGINT", "VARCHAR", "DOUBLE"
 
 # staging name -> (nsys table, {column: DuckDB type}); only what the warehouse model uses.
 _GPU_COMMON = {
@@ -70,6 +70,18 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
         "rowid": INT, "start": INT, "globalPid": INT, "deviceId": INT, "address": INT, "bytes": INT,
         "memKind": INT, "memoryOperationType": INT, "correlationId": INT,
     }),
+    # hardware counters (sql/ingest/nsys/36_counters.sql): --gpu-metrics-devices, --nic-metrics
+    "gpu_metrics": ("GPU_METRICS", {"timestamp": INT, "typeId": INT, "metricId": INT, "value": REAL}),
+    "gpu_metric_names": ("TARGET_INFO_GPU_METRICS", {"typeId": INT, "metricId": INT, "metricName": TEXT}),
+    "nic_metrics": ("NET_NIC_METRIC", {
+        "start": INT, "end": INT, "globalId": INT, "portId": INT, "metricsListId": INT,
+        "metricsIdx": INT, "value": REAL,
+    }),
+    "nic_metric_names": ("TARGET_INFO_NETWORK_METRICS", {
+        "metricsListId": INT, "metricsIdx": INT, "name": TEXT, "unit": TEXT,
+    }),
+    "nic_ids": ("NIC_ID_MAP", {"nicId": INT, "globalId": INT}),
+    "nics": ("TARGET_INFO_NIC_INFO", {"nicId": INT, "name": TEXT, "linkLayer": INT}),
     "gpu": ("TARGET_INFO_GPU", {
         "id": INT, "name": TEXT, "busLocation": TEXT, "totalMemory": INT, "smCount": INT,
         "computeMajor": INT, "computeMinor": INT, "uuid": TEXT,
@@ -80,7 +92,9 @@ TABLES: dict[str, tuple[str, dict[str, str]]] = {
 _REQUIRED = {"kernel": ("start", "end"), "memcpy": ("start", "end"), "memset": ("start", "end"),
              "runtime": ("start", "end"), "nvtx": ("start",), "strings": ("id", "value"),
              "sync": ("start", "end"), "osrt": ("start", "end"),
-             "memory": ("start", "globalPid", "bytes", "memoryOperationType")}
+             "memory": ("start", "globalPid", "bytes", "memoryOperationType"),
+             "gpu_metrics": ("timestamp", "typeId", "metricId", "value"),
+             "nic_metrics": ("start", "end", "globalId", "metricsListId", "metricsIdx", "value")}
 _NSYS_MARKERS = {"StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "ThreadNames", "TARGET_INFO_GPU"}
 _ENV_RANK = re.compile(r"(?:^|[;\s])(?:RANK|SLURM_PROCID|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK)=(\d+)")
 
@@ -377,7 +391,7 @@ def _valid_utf8(batches, table: str, warnings: list[str]):
 def _typed_select(table: str, select: str, columns: dict[str, str]) -> str:
     # ADBC types each Arrow column from the first rows it sees, and fails when a TEXT value
     # follows a run of NULLs. A first row of typed dummy values fixes every column's type.
-    sentinel = ", ".join("''" if t == TEXT else "0" for t in columns.values())
+    sentinel = ", ".join({TEXT: "''", REAL: "0.0"}.get(t, "0") for t in columns.values())
     return f'SELECT 0 AS _real, {sentinel} UNION ALL SELECT 1, {select} FROM "{table}"'
 
 
