@@ -9,25 +9,29 @@ CREATE OR REPLACE TEMP MACRO nsys_ranked(mapped) AS TABLE
 SELECT r.run_id, r.rank, r.file_id, t.* EXCLUDE (file_key)
 FROM query_table(mapped) t JOIN _nsys_ranks r ON r.file_key = t.file_key AND r.pid = t.pid;
 
--- One INSERT per mapped table _nsys_store_<t>, written from DuckDB's catalog (tracewh.store runs
--- each statement the query returns; the DuckDB shell lists them): a new table needs no line here.
-SELECT format('INSERT INTO store."{}" BY NAME FROM nsys_ranked(''{}'')', table_name[13:],
-              table_name) AS statement
-FROM duckdb_tables()
-WHERE temporary AND starts_with(table_name, '_nsys_store_')
-ORDER BY table_name;
--- allocator events (nsys/35_memory.sql, totals and pairing by memory_totals.sql)
-INSERT INTO store.memory_events BY NAME
-SELECT * EXCLUDE (cpu_op_no) FROM nsys_ranked('_staged_memory_events');
-
--- hardware counters (36_counters.sql): a device's or a NIC's, under the file's run and host
+-- A file's rows of no process (hardware counters, 36_counters.sql: a device's or a NIC's), under
+-- the file's run and host.
 CREATE OR REPLACE TEMP MACRO nsys_filed(mapped) AS TABLE
 SELECT f.run_id, f.file_id, f.host, t.* EXCLUDE (file_key)
 FROM query_table(mapped) t
 JOIN (SELECT file_key, any_value(run_id) AS run_id, any_value(file_id) AS file_id,
              any_value(host) AS host FROM _nsys_ranks GROUP BY file_key) f USING (file_key);
-INSERT INTO store.gpu_metrics BY NAME FROM nsys_filed('_nsys_store_gpu_metrics');
-INSERT INTO store.nic_metrics BY NAME FROM nsys_filed('_nsys_store_nic_metrics');
+
+-- One INSERT per mapped table _nsys_store_<t>, written from DuckDB's catalog (tracewh.store runs
+-- each statement the query returns; the DuckDB shell lists them): a new table needs no line here.
+-- A table with a pid holds a process's rows (nsys_ranked), one without a file's (nsys_filed).
+SELECT format('INSERT INTO store."{}" BY NAME FROM {}(''{}'')', t.table_name[13:],
+              CASE WHEN p.table_name IS NULL THEN 'nsys_filed' ELSE 'nsys_ranked' END,
+              t.table_name) AS statement
+FROM duckdb_tables() t
+LEFT JOIN duckdb_columns() p
+       ON p.database_name = 'temp' AND p.table_name = t.table_name AND p.column_name = 'pid'
+WHERE t.temporary AND starts_with(t.table_name, '_nsys_store_')
+ORDER BY t.table_name;
+
+-- allocator events (nsys/35_memory.sql, totals and pairing by memory_totals.sql)
+INSERT INTO store.memory_events BY NAME
+SELECT * EXCLUDE (cpu_op_no) FROM nsys_ranked('_staged_memory_events');
 
 -- GPUs: from TARGET_INFO_GPU when the export has it, else the device ids the kernels ran on
 -- (name unknown). A device's rank is the rank whose kernels ran on it.
