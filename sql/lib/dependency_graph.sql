@@ -72,7 +72,7 @@ QUALIFY want_instance IS NULL OR instance = CAST(want_instance AS INTEGER);
 -- @column grp      BIGINT   one walk: (run, instance) with ranks = all, else (run, rank, instance)
 -- @column dst, src BIGINT   node ids (event * 4 + 0 start, 1 end, 2 release)
 -- @column src_ts, dst_ts BIGINT  the nodes' times (each in its rank's clock)
--- @column weight_ns, edge_type, bound_by, rank, from_rank, name, lane
+-- @column weight_ns, edge_type, bound_by, rank, from_rank, name, lane, instance, step_name
 CREATE OR REPLACE MACRO critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
                                             want_instance, want_data) AS TABLE
 WITH mode AS (
@@ -319,10 +319,13 @@ rendezvous_edges AS (
     JOIN events g ON g.ev = r.ev
     WHERE NOT r.arrived_last AND r.release_ns < r.end_ns
 )
-SELECT * FROM cpu_edges
-UNION ALL SELECT * FROM gpu_edges
-UNION ALL SELECT * FROM sync_edges
-UNION ALL SELECT * FROM rendezvous_edges;
+SELECT e.*, i.instance, i.step_name
+FROM (SELECT * FROM cpu_edges
+      UNION ALL SELECT * FROM gpu_edges
+      UNION ALL SELECT * FROM sync_edges
+      UNION ALL SELECT * FROM rendezvous_edges) e
+JOIN (SELECT grp, any_value(instance) AS instance, any_value(step_name) AS step_name
+      FROM steps GROUP BY grp) i ON i.grp = e.grp;
 
 -- critical_path_edges: the edges of each step's critical path, first to last (seq 1..n).
 -- @column grp, seq, and critical_path_graph's columns; end_rank: the rank the walk started on
