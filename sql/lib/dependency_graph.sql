@@ -1,4 +1,4 @@
--- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_op_calls, gpu_syncs, host_activity, iterations, nvtx_ranges, scope
+-- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_op_calls, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, scope
 -- The dependency graph of a step and its critical path (HolisticTraceAnalysis' critical path
 -- analysis, hta/analyzers/critical_path_analysis.py of 0.5.0, extended across ranks).
 --
@@ -38,14 +38,17 @@
 -- (CPU time under an op or range matching data_pattern; HTA: cpu_bound), `sync wait` (the
 -- weight-0 end of a blocking call) and `waiting for rank N`.
 --
--- The walk: each node's blocking predecessor is its incoming edge whose source happened last
--- (ties: the weighted edge); the path is the chain of those pointers back from the step's
--- last node. On HTA's graph this chain is HTA's longest path (nx.dag_longest_path) whenever
--- the last-arriving input of every node also carries the longest path to it, which holds on
--- the shared alexnet trace (tests/peer/hta_critical_path.py); tests/test_critical_path.py
--- compares it with a brute-force longest path on small random graphs. The chain is found by
--- pointer doubling (each node's 2^k-th predecessor, log2(depth) rounds) and then the path's
--- nodes from the last one, k = K..0: O(n log n) in the nodes of the steps asked for.
+-- The walk (critical_path_walk): each node's blocking predecessor is the input that arrived
+-- last, and the path the chain of those back from the step's last node. On the shared alexnet
+-- trace it is HTA's longest path, edge for edge in time per class
+-- (tests/peer/hta_critical_path.py).
+
+-- critical_path_per: the rows critical_path gives, checked (NULL: edge).
+-- @arg want_per  any  edge | class | step; anything else is an error
+CREATE OR REPLACE MACRO critical_path_per(want_per) AS
+    CASE WHEN coalesce(CAST(want_per AS VARCHAR), 'edge') IN ('edge', 'class', 'step')
+         THEN coalesce(CAST(want_per AS VARCHAR), 'edge')
+         ELSE error('per must be edge, class or step, not ' || CAST(want_per AS VARCHAR)) END;
 
 -- critical_path_steps: the steps (or annotation instances) asked for, per rank.
 -- @column run_id, rank, instance (0-based), step_name, win_start_ns, win_end_ns
@@ -72,7 +75,9 @@ QUALIFY want_instance IS NULL OR instance = CAST(want_instance AS INTEGER);
 -- @column grp      BIGINT   one walk: (run, instance) with ranks = all, else (run, rank, instance)
 -- @column dst, src BIGINT   node ids (event * 4 + 0 start, 1 end, 2 release)
 -- @column src_ts, dst_ts BIGINT  the nodes' times (each in its rank's clock)
--- @column weight_ns, edge_type, bound_by, rank, from_rank, name, lane, instance, step_name
+-- @column weight_ns, edge_type, bound_by, rank, from_rank, name, lane
+-- @column aligned_ns  BIGINT  dst_ts less the rank's clock offset (clock_offsets)
+-- @column instance, step_name
 CREATE OR REPLACE MACRO critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
                                             want_instance, want_data) AS TABLE
 WITH mode AS (
@@ -319,49 +324,21 @@ rendezvous_edges AS (
     JOIN events g ON g.ev = r.ev
     WHERE NOT r.arrived_last AND r.release_ns < r.end_ns
 )
-SELECT e.*, i.instance, i.step_name
+SELECT e.*, e.dst_ts - coalesce(o.offset_ns, 0) AS aligned_ns, i.instance, i.step_name
 FROM (SELECT * FROM cpu_edges
       UNION ALL SELECT * FROM gpu_edges
       UNION ALL SELECT * FROM sync_edges
       UNION ALL SELECT * FROM rendezvous_edges) e
 JOIN (SELECT grp, any_value(instance) AS instance, any_value(step_name) AS step_name
-      FROM steps GROUP BY grp) i ON i.grp = e.grp;
+      FROM steps GROUP BY grp) i ON i.grp = e.grp
+LEFT JOIN clock_offsets o ON o.run_id = e.run_id AND o.rank = e.rank;
 
--- critical_path_edges: the edges of each step's critical path, first to last (seq 1..n).
--- @column grp, seq, and critical_path_graph's columns; end_rank: the rank the walk started on
+-- critical_path_edges: the edges of each step's critical path (critical_path_walk of
+-- critical_path_graph), first to last (seq 1..n).
 CREATE OR REPLACE MACRO critical_path_edges(want_run, want_rank, want_ranks, want_annotation,
                                             want_instance, want_data) AS TABLE
-WITH RECURSIVE
-graph AS MATERIALIZED (
+WITH graph AS MATERIALIZED (
     SELECT * FROM critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
                                       want_instance, want_data)
-),
--- each node's blocking predecessor: the input that happened last (ties: the weighted one)
-blocking AS MATERIALIZED (
-    SELECT dst, arg_max(graph, (src_ts, weight_ns > 0, src)) AS e
-    FROM graph GROUP BY dst
-),
--- the last node of each step (ranks = all: in aligned time, so the last rank to finish)
-last_node AS (
-    SELECT g.grp, arg_max(g.dst, (g.dst_ts - coalesce(o.offset_ns, 0), g.dst % 4 = 1, g.dst)) AS node
-    FROM graph g LEFT JOIN clock_offsets o ON o.run_id = g.run_id AND o.rank = g.rank
-    GROUP BY g.grp
-),
--- pointer doubling: level k holds each node's 2^k-th predecessor
-levels(node, k, anc) USING KEY (node, k) AS (
-    SELECT dst, 0, e.src FROM blocking
-    UNION
-    SELECT l.node, l.k + 1, r.anc
-    FROM levels l JOIN recurring.levels r ON r.node = l.anc AND r.k = l.k
-),
-top AS (SELECT max(k) + 1 AS k FROM levels),
--- the path's nodes: from the last node, add the 2^k-th predecessor of every node found, k = K..0
-path(node, k) USING KEY (node) AS (
-    SELECT node, (SELECT k FROM top) FROM last_node
-    UNION
-    SELECT unnest(CASE WHEN l.anc IS NULL THEN [p.node] ELSE [p.node, l.anc] END), p.k - 1
-    FROM path p LEFT JOIN levels l ON l.node = p.node AND l.k = p.k - 1
-    WHERE p.k > 0
 )
-SELECT x.*, row_number() OVER (PARTITION BY x.grp ORDER BY x.dst_ts, x.src_ts, x.dst) AS seq
-FROM (SELECT unnest(b.e) FROM path p JOIN blocking b ON b.dst = p.node) x;
+SELECT * FROM critical_path_walk(graph);

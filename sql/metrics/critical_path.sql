@@ -32,6 +32,15 @@ WITH path AS (
                                       getvariable('ranks'), getvariable('annotation'),
                                       getvariable('instance'), getvariable('data_pattern'))
 ),
+-- asking for a step the warehouse does not hold is a mistake, not an empty answer
+found AS (
+    SELECT CASE WHEN count(*) = 0 THEN error('critical_path: no step matches'
+                    || coalesce(' annotation ' || getvariable('annotation'), ' (no iterations)')
+                    || coalesce(' instance ' || getvariable('instance'), ''))
+           END AS ok
+    FROM critical_path_steps(getvariable('run'), getvariable('rank'), getvariable('annotation'),
+                             getvariable('instance'))
+),
 checked AS (
     SELECT p.*,
            CASE WHEN coalesce(getvariable('hta'), false) AND bound_by IN ('data_loading', 'sync wait')
@@ -40,8 +49,6 @@ checked AS (
                                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS end_rank,
            sum(weight_ns) OVER (PARTITION BY grp) AS path_ns
     FROM path p
-    WHERE CASE WHEN coalesce(getvariable('per'), 'edge') IN ('edge', 'class', 'step') THEN true
-               ELSE error('per must be edge, class or step, not ' || getvariable('per')) END
 ),
 edges AS (
     SELECT run_id, end_rank, instance, step_name, seq, rank, lane, edge_type, class AS bound_by,
@@ -72,15 +79,17 @@ SELECT run_id, end_rank, instance, step_name,
        seq, rank, lane, edge_type, bound_by, name, start_ns, end_ns, dur_ns,
        NULL::DOUBLE AS share, NULL::BIGINT AS edges, NULL::BIGINT AS path_ns, NULL::BIGINT AS span_ns,
        NULL::INTEGER[] AS ranks_crossed, NULL::VARCHAR AS top_class, NULL::VARCHAR[] AS top_ops
-FROM edges WHERE coalesce(getvariable('per'), 'edge') = 'edge'
+FROM edges WHERE critical_path_per(getvariable('per')) = 'edge'
 UNION ALL
 SELECT run_id, end_rank, instance, step_name, NULL, NULL, NULL, NULL,
        bound_by, NULL, NULL, NULL, dur_ns, dur_ns / nullif(path_ns, 0), edges, path_ns, NULL,
        ranks, NULL, NULL
-FROM classes WHERE getvariable('per') = 'class'
+FROM classes WHERE critical_path_per(getvariable('per')) = 'class'
 UNION ALL
 SELECT run_id, end_rank, instance, step_name, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, path_ns, path_ns / nullif(span_ns, 0), NULL, path_ns, span_ns,
        ranks_crossed, top_class, top_ops
-FROM steps WHERE getvariable('per') = 'step'
+FROM steps WHERE critical_path_per(getvariable('per')) = 'step'
+UNION ALL BY NAME
+SELECT ok AS step_name FROM found WHERE ok IS NOT NULL  -- no row: raises when no step matched
 ORDER BY run_id, end_rank, instance, seq, bound_by;
