@@ -1,4 +1,4 @@
--- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_op_calls, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, scope
+-- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, scope
 -- The dependency graph of a step and its critical path (HolisticTraceAnalysis' critical path
 -- analysis, hta/analyzers/critical_path_analysis.py of 0.5.0, extended across ranks).
 --
@@ -110,11 +110,11 @@ cpu_events AS (
     WHERE a.start_ns BETWEEN s.win_start_ns AND s.win_end_ns AND a.end_ns > a.start_ns
 ),
 gpu_events AS (
-    SELECT s.grp, g.run_id, g.rank, g.pid, g.launch_tid AS tid, g.device_id, g.stream_id,
-           g.start_ns, g.end_ns, CAST(g.name AS VARCHAR) AS name, g.correlation_id,
-           CAST(g.kind AS VARCHAR) AS kind, g.launch_ns
-    FROM gpu_op_calls g JOIN steps s ON s.run_id = g.run_id AND s.rank = g.rank
-    WHERE g.launch_ns BETWEEN s.win_start_ns AND s.win_end_ns AND g.launch_end_ns > g.launch_ns
+    SELECT s.grp, g.run_id, g.rank, g.pid, g.device_id, g.stream_id, g.start_ns, g.end_ns,
+           CAST(g.name AS VARCHAR) AS name, g.correlation_id, CAST(g.kind AS VARCHAR) AS kind,
+           g.launch_ns
+    FROM gpu_ops g JOIN steps s ON s.run_id = g.run_id AND s.rank = g.rank
+    WHERE g.launch_ns BETWEEN s.win_start_ns AND s.win_end_ns
 ),
 events AS (
     SELECT row_number() OVER () AS ev, *
@@ -123,7 +123,7 @@ events AS (
                  data_load, NULL::VARCHAR AS kind, NULL::BIGINT AS launch_ns
           FROM cpu_events
           UNION ALL
-          SELECT grp, run_id, rank, pid, tid, device_id, stream_id, start_ns, end_ns, name,
+          SELECT grp, run_id, rank, pid, NULL, device_id, stream_id, start_ns, end_ns, name,
                  correlation_id, 'gpu', false, kind, launch_ns
           FROM gpu_events)
 ),
@@ -181,9 +181,11 @@ cpu_edges AS (
      AND p.tid = c.tid AND p.open_after = c.open_after - 1 AND p.seq < c.seq
     WHERE c.prev_ev IS NOT NULL
 ),
--- the launching call of each GPU op (same rank, process, correlation id and start)
+-- the launching call of each GPU op (same rank, process, correlation id and start, as
+-- gpu_op_calls, whose join over the whole warehouse this avoids); an op whose call lasts 0 ns
+-- is not in the step (HTA)
 launched AS (
-    SELECT g.*, a.ev AS api_ev,
+    SELECT g.* EXCLUDE (tid), a.tid AS launch_tid, a.ev AS api_ev,
            lag(g.end_ns) OVER stream AS prev_end_ns, lag(g.ev) OVER stream AS prev_ev,
            lead(g.launch_ns) OVER stream AS next_launch_ns
     FROM (SELECT * FROM events WHERE src_kind = 'gpu') g
@@ -193,16 +195,18 @@ launched AS (
     WINDOW stream AS (PARTITION BY g.grp, g.run_id, g.rank, g.device_id, g.stream_id
                       ORDER BY g.start_ns, g.ev)
 ),
--- every launch of the ranks (HTA looks up event records in the whole trace)
+-- the step's launches, for event records and stream waits (HTA looks them up in the whole
+-- trace, but an op launched before the step is not in its graph either)
 all_launches AS (
-    SELECT run_id, rank, pid, launch_tid, device_id, stream_id, correlation_id, launch_ns
-    FROM gpu_op_calls
-    WHERE (run_id, rank) IN (SELECT run_id, rank FROM steps)
+    SELECT grp, run_id, rank, pid, launch_tid, device_id, stream_id, correlation_id, launch_ns
+    FROM launched
 ),
 waits AS (
+    -- the waiting call is the step's API call with the sync's correlation id (gpu_syncs'
+    -- api_* columns join every call of the warehouse)
     SELECT s.grp, w.run_id, w.rank, w.pid, w.device_id, w.stream_id, w.sync_kind,
-           w.wait_stream_id, w.api_tid, w.api_start_ns, w.end_ns, a.ev AS api_ev,
-           rec.start_ns AS record_ns
+           w.wait_stream_id, a.tid AS api_tid, a.start_ns AS api_start_ns, w.end_ns,
+           a.ev AS api_ev, rec.start_ns AS record_ns
     FROM gpu_syncs w
     JOIN steps s ON s.run_id = w.run_id AND s.rank = w.rank
     JOIN (SELECT * FROM events WHERE src_kind = 'api') a
@@ -218,7 +222,7 @@ event_sources AS (
     FROM (SELECT * FROM waits WHERE sync_kind IN ('Stream Wait Event', 'Event Sync')
                                 AND record_ns IS NOT NULL) w
     ASOF JOIN all_launches l
-      ON l.run_id = w.run_id AND l.rank = w.rank AND l.device_id = w.device_id
+      ON l.grp = w.grp AND l.run_id = w.run_id AND l.rank = w.rank AND l.device_id = w.device_id
      AND l.stream_id = w.wait_stream_id AND l.launch_ns <= w.record_ns
 ),
 -- cudaStreamWaitEvent: the next op launched on the waiting stream by the same thread
@@ -230,7 +234,7 @@ stream_waits AS (
       ON src.grp = w.grp AND src.run_id = w.run_id AND src.rank = w.rank AND src.pid = w.pid
      AND src.correlation_id = w.src_corr
     ASOF JOIN all_launches nxt
-      ON nxt.run_id = w.run_id AND nxt.rank = w.rank AND nxt.pid = w.pid
+      ON nxt.grp = w.grp AND nxt.run_id = w.run_id AND nxt.rank = w.rank AND nxt.pid = w.pid
      AND nxt.launch_tid = w.api_tid AND nxt.stream_id = w.stream_id
      AND nxt.launch_ns >= w.api_start_ns
 ),
