@@ -128,11 +128,13 @@ def test_walk_equals_brute_force_longest_path(seed):
         if not edges:
             continue
         graphs.append((grp, ts, edges))
-        rows += [(grp, grp * 1000 + v, grp * 1000 + u, ts[u], ts[v], w, ts[v])
+        # lanes at random: the walk's segments along a lane must not change the answer
+        lane = {v: rng.randint(0, 2) for v in ts}
+        rows += [(grp, grp * 1000 + v, grp * 1000 + u, ts[u], ts[v], w, ts[v], grp % 2, lane[v])
                  for u, v, w in edges]
     con.execute("CREATE TABLE g (grp INT, dst BIGINT, src BIGINT, src_ts BIGINT, dst_ts BIGINT, "
-                "weight_ns BIGINT, aligned_ns BIGINT)")
-    con.executemany("INSERT INTO g VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+                "weight_ns BIGINT, aligned_ns BIGINT, rank INT, lane INT)")
+    con.executemany("INSERT INTO g VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     path = con.sql("SELECT grp, seq, src, dst, src_ts, weight_ns FROM critical_path_walk(g) "
                    "ORDER BY grp, seq").fetchall()
     for grp, ts, edges in graphs:

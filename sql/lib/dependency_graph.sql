@@ -1,10 +1,11 @@
--- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, scope
+-- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, ranks, scope
 -- The dependency graph of a step and its critical path (HolisticTraceAnalysis' critical path
 -- analysis, hta/analyzers/critical_path_analysis.py of 0.5.0, extended across ranks).
 --
 -- Scope. A step is a range per rank: by default the rank's iterations (ProfilerStep#N), with
 -- `annotation` every NVTX range / user annotation whose name contains that text (HTA:
--- `annotation in name`); `instance` is the 0-based instance in start order (HTA's instance_id).
+-- `annotation in name`); `instance` is the 0-based instance in start order (HTA's instance_id);
+-- with a UTC window (start_ns / end_ns) and no annotation, the window on every rank.
 -- As HTA clips: a CPU op or CUDA API call belongs to the step when it starts inside the range
 -- and lasts > 0 ns; a GPU op when its launching call does (ops without a launch are left out).
 -- ranks = each: one graph per rank and step (HTA's); all: one graph per run and step, the ranks
@@ -52,15 +53,24 @@ CREATE OR REPLACE MACRO critical_path_per(want_per) AS
 
 -- critical_path_steps: the steps (or annotation instances) asked for, per rank.
 -- @column run_id, rank, instance (0-based), step_name, win_start_ns, win_end_ns
-CREATE OR REPLACE MACRO critical_path_steps(want_run, want_rank, want_annotation, want_instance) AS TABLE
+CREATE OR REPLACE MACRO critical_path_steps(want_run, want_rank, want_annotation, want_instance,
+                                            want_start_ns, want_end_ns) AS TABLE
 WITH marks AS (
     SELECT run_id, rank, name, start_ns, end_ns FROM iterations
-    WHERE want_annotation IS NULL AND end_ns IS NOT NULL
+    WHERE want_annotation IS NULL AND want_start_ns IS NULL AND want_end_ns IS NULL
+      AND end_ns IS NOT NULL
       AND scope_match(run_id, rank, want_run, want_rank)
     UNION ALL
     SELECT run_id, rank, name, start_ns, end_ns FROM nvtx_ranges
     WHERE want_annotation IS NOT NULL AND end_ns IS NOT NULL
       AND contains(name, CAST(want_annotation AS VARCHAR))
+      AND scope_match(run_id, rank, want_run, want_rank)
+    UNION ALL
+    -- a time window (UTC ns) instead: one step per rank
+    SELECT run_id, rank, 'window', coalesce(CAST(want_start_ns AS BIGINT), 0),
+           coalesce(CAST(want_end_ns AS BIGINT), 9223372036854775807)
+    FROM ranks
+    WHERE want_annotation IS NULL AND (want_start_ns IS NOT NULL OR want_end_ns IS NOT NULL)
       AND scope_match(run_id, rank, want_run, want_rank)
 )
 SELECT run_id, rank,
@@ -79,7 +89,8 @@ QUALIFY want_instance IS NULL OR instance = CAST(want_instance AS INTEGER);
 -- @column aligned_ns  BIGINT  dst_ts less the rank's clock offset (clock_offsets)
 -- @column instance, step_name
 CREATE OR REPLACE MACRO critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
-                                            want_instance, want_data) AS TABLE
+                                            want_instance, want_start_ns, want_end_ns,
+                                            want_data) AS TABLE
 WITH mode AS (
     SELECT CASE WHEN coalesce(CAST(want_ranks AS VARCHAR), 'each') IN ('each', 'all')
                 THEN coalesce(CAST(want_ranks AS VARCHAR), 'each') = 'all'
@@ -89,25 +100,31 @@ WITH mode AS (
 steps AS (
     SELECT s.*, dense_rank() OVER (ORDER BY s.run_id, CASE WHEN m.joined THEN -1 ELSE s.rank END,
                                             s.instance) AS grp
-    FROM critical_path_steps(want_run, want_rank, want_annotation, want_instance) s, mode m
+    FROM critical_path_steps(want_run, want_rank, want_annotation, want_instance,
+                             want_start_ns, want_end_ns) s, mode m
 ),
+-- the steps' span as constants for the scans (their zone maps skip the rest of the capture)
+lo AS (SELECT min(win_start_ns) AS ns FROM steps),
+hi AS (SELECT max(win_end_ns) AS ns FROM steps),
 cpu_events AS (
     SELECT s.grp, o.run_id, o.rank, o.pid, o.tid, o.start_ns, o.end_ns, o.name,
            o.correlation_id, 'cpu_op' AS src_kind,
            regexp_matches(coalesce(o.name, ''), data_loader_pattern(want_data)) AS data_load
     FROM cpu_ops o JOIN steps s ON s.run_id = o.run_id AND s.rank = o.rank
     WHERE o.start_ns BETWEEN s.win_start_ns AND s.win_end_ns AND o.end_ns > o.start_ns
+      AND o.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
     UNION ALL
     SELECT s.grp, r.run_id, r.rank, r.pid, r.tid, r.start_ns, r.end_ns, r.name, NULL, 'nvtx',
            regexp_matches(coalesce(r.name, ''), data_loader_pattern(want_data))
     FROM nvtx_ranges r JOIN steps s ON s.run_id = r.run_id AND s.rank = r.rank
     WHERE r.kind = 'push_pop' AND r.start_ns BETWEEN s.win_start_ns AND s.win_end_ns
-      AND r.end_ns > r.start_ns
+      AND r.end_ns > r.start_ns AND r.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
     UNION ALL
     SELECT s.grp, a.run_id, a.rank, a.pid, a.tid, a.start_ns, a.end_ns, a.name,
            a.correlation_id, 'api', false
     FROM cuda_api a JOIN steps s ON s.run_id = a.run_id AND s.rank = a.rank
     WHERE a.start_ns BETWEEN s.win_start_ns AND s.win_end_ns AND a.end_ns > a.start_ns
+      AND a.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
 ),
 gpu_events AS (
     SELECT s.grp, g.run_id, g.rank, g.pid, g.device_id, g.stream_id, g.start_ns, g.end_ns,
@@ -115,6 +132,7 @@ gpu_events AS (
            g.launch_ns
     FROM gpu_ops g JOIN steps s ON s.run_id = g.run_id AND s.rank = g.rank
     WHERE g.launch_ns BETWEEN s.win_start_ns AND s.win_end_ns
+      AND g.launch_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
 ),
 events AS (
     SELECT row_number() OVER () AS ev, *
@@ -215,6 +233,8 @@ waits AS (
     LEFT JOIN cuda_api rec
       ON rec.run_id = w.run_id AND rec.rank = w.rank AND rec.pid = w.pid
      AND rec.correlation_id = w.wait_event_correlation_id AND rec.name = 'cudaEventRecord'
+    -- a sync recorded after the step's end is not in it (HTA: so for context and event syncs)
+    WHERE w.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
 ),
 -- the op launched last on the recorded stream before cudaEventRecord
 event_sources AS (
@@ -340,9 +360,10 @@ LEFT JOIN clock_offsets o ON o.run_id = e.run_id AND o.rank = e.rank;
 -- critical_path_edges: the edges of each step's critical path (critical_path_walk of
 -- critical_path_graph), first to last (seq 1..n).
 CREATE OR REPLACE MACRO critical_path_edges(want_run, want_rank, want_ranks, want_annotation,
-                                            want_instance, want_data) AS TABLE
+                                            want_instance, want_start_ns, want_end_ns,
+                                            want_data) AS TABLE
 WITH graph AS MATERIALIZED (
     SELECT * FROM critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
-                                      want_instance, want_data)
+                                      want_instance, want_start_ns, want_end_ns, want_data)
 )
 SELECT * FROM critical_path_walk(graph);

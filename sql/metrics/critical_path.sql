@@ -3,7 +3,7 @@
 -- summary: The chain of CPU work, launches, GPU ops, syncs and collectives that decided when each step ended, across ranks, with HTA's bound_by classes
 -- unit: ns
 -- grain: run_id, end_rank, instance, seq, bound_by
--- params: run (text, optional), rank (int, optional), ranks (text, default each), annotation (text, optional), instance (int, optional), per (text, default edge), data_pattern (text, optional), hta (bool, default false)
+-- params: run (text, optional), rank (int, optional), ranks (text, default each), annotation (text, optional), instance (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default edge), data_pattern (text, optional), hta (bool, default false)
 -- uses: dependency_graph
 -- complexity: O(n log n) in the CPU ops, API calls and GPU ops of the steps asked for (sorts per thread and stream, ASOF joins for launches and syncs, pointer doubling: log2(path length) hash-join rounds)
 -- see: HTA critical_path_analysis + get_critical_path_breakdown
@@ -11,7 +11,8 @@
 -- The dependency graph and the walk are sql/lib/dependency_graph.sql (its header gives every
 -- edge and where it follows HTA 0.5.0). Steps: the rank's iterations (ProfilerStep#N), or with
 -- `annotation` the NVTX ranges / user annotations whose name contains it; `instance` = 0-based
--- instance (HTA's instance_id); none: every instance. ranks = each: a path per rank and step,
+-- instance (HTA's instance_id); none: every instance. A UTC window (start_ns, end_ns) without
+-- an annotation is one step per rank (a capture without step ranges). ranks = each: a path per rank and step,
 -- on that rank's graph (HTA's analysis); ranks = all: a path per step across the ranks,
 -- walked back from the last rank to finish, crossing to another rank at a collective whose
 -- last rank arrived after this rank (`waiting for rank N`).
@@ -30,7 +31,8 @@
 WITH path AS (
     SELECT * FROM critical_path_edges(getvariable('run'), getvariable('rank'),
                                       getvariable('ranks'), getvariable('annotation'),
-                                      getvariable('instance'), getvariable('data_pattern'))
+                                      getvariable('instance'), getvariable('start_ns'),
+                                      getvariable('end_ns'), getvariable('data_pattern'))
 ),
 -- asking for a step the warehouse does not hold is a mistake, not an empty answer
 found AS (
@@ -39,7 +41,7 @@ found AS (
                     || coalesce(' instance ' || getvariable('instance'), ''))
            END AS ok
     FROM critical_path_steps(getvariable('run'), getvariable('rank'), getvariable('annotation'),
-                             getvariable('instance'))
+                             getvariable('instance'), getvariable('start_ns'), getvariable('end_ns'))
 ),
 checked AS (
     SELECT p.*,
