@@ -76,8 +76,8 @@ def test_mistakes_are_errors(alexnet):
         query(alexnet, run="alexnet", annotation="forward", per="nodes")
     with pytest.raises(MetricError, match="ranks must be"):
         query(alexnet, run="alexnet", annotation="forward", ranks="some")
-    with pytest.raises(MetricError, match="no step"):
-        query(alexnet, run="alexnet", annotation="no such range")
+    # an annotation that names nothing selects nothing, as every name filter
+    assert query(alexnet, run="alexnet", annotation="no such range") == []
 
 
 # --- the walk against a brute-force longest path -----------------------------------------------
@@ -149,3 +149,56 @@ def test_walk_equals_brute_force_longest_path(seed):
         assert mine[0][2] - grp * 1000 not in with_inputs
         # its length (from its source's release time) is the longest path's
         assert mine[0][4] + sum(p[5] for p in mine) == longest_to(end, ts, edges)
+
+
+# --- a generated job whose truth is known --------------------------------------------------------
+
+SLOW = 2  # the rank whose data loader takes 5 ms at the start of every step
+
+
+@pytest.fixture(scope="module")
+def straggler(tmp_path_factory):
+    """4 ranks; rank 2 loads its batch for 5 ms at every step, so it arrives last at every
+    collective and every other rank's AllReduce waits for it (the generator resolves a
+    collective at its last arrival). The optimizer's wait for the AllReduce is recorded
+    (record_nccl_waits), as are the host's syncs (sync_stalls)."""
+    from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
+
+    out = tmp_path_factory.mktemp("cp_straggler")
+    spec = KinetoJobSpec(world_size=4, iterations=3, layers=2, seed=3, data_loader_ns=5_000_000,
+                         data_loader_ranks=(SLOW,), sync_stalls=True, record_nccl_waits=True)
+    truth = generate_kineto_job(out / "traces", spec)
+    con = tracewh.connect(out / "wh.duckdb")
+    results = ingest_paths(con, [out / "traces"], run="job")
+    assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
+    yield con, truth
+    con.close()
+
+
+@pytest.mark.parametrize("rank", [0, 1, 3])
+def test_the_path_crosses_to_the_slow_loader(straggler, rank):
+    con, truth = straggler
+    steps = query(con, run="job", ranks="all", rank=rank, per="step")
+    assert len(steps) == 3
+    for step in steps:
+        assert step["end_rank"] == rank and step["ranks_crossed"] == sorted([rank, SLOW])
+        assert step["top_class"] == "data_loading"
+        assert step["top_ops"][0] == "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+    loader = {start: end - start for start, end in truth.data_loader[SLOW]}
+    for instance in range(3):
+        path = query(con, run="job", ranks="all", rank=rank, instance=instance)
+        crossing = [e for e in path if e["edge_type"] == "rendezvous"]
+        # the path reaches rank 2 at the AllReduce (the last collective of the step), waiting for it
+        assert [(e["rank"], e["bound_by"]) for e in crossing] == [(rank, f"waiting for rank {SLOW}")]
+        assert {e["rank"] for e in path if e["seq"] < crossing[0]["seq"]} == {SLOW}
+        # and on rank 2 it holds the whole of that step's data loading, as generated
+        loading = [e for e in path if e["bound_by"] == "data_loading"]
+        assert {e["rank"] for e in loading} == {SLOW}
+        assert sum(e["dur_ns"] for e in loading) == loader[loading[0]["start_ns"]]
+
+
+def test_each_rank_alone_stays_on_its_rank(straggler):
+    con, _ = straggler
+    steps = query(con, run="job", rank=0, per="step")
+    assert [s["ranks_crossed"] for s in steps] == [[0]] * 3
+    assert all(s["top_class"] != "data_loading" for s in steps)

@@ -9,7 +9,7 @@
 -- As HTA clips: a CPU op or CUDA API call belongs to the step when it starts inside the range
 -- and lasts > 0 ns; a GPU op when its launching call does (ops without a launch are left out).
 -- ranks = each: one graph per rank and step (HTA's); all: one graph per run and step, the ranks
--- joined by their collectives.
+-- joined by their collectives, walked back from the last rank to finish, or from `rank`.
 --
 -- Nodes: the start and the end of every CPU op (Kineto cpu_op; nsys: NVTX push/pop ranges),
 -- CUDA API call and GPU op in the step, and a `release` node where a rank's collective kernel
@@ -86,7 +86,8 @@ QUALIFY want_instance IS NULL OR instance = CAST(want_instance AS INTEGER);
 -- @column dst, src BIGINT   node ids (event * 4 + 0 start, 1 end, 2 release)
 -- @column src_ts, dst_ts BIGINT  the nodes' times (each in its rank's clock)
 -- @column weight_ns, edge_type, bound_by, rank, from_rank, name, lane
--- @column aligned_ns  BIGINT  dst_ts less the rank's clock offset (clock_offsets)
+-- @column aligned_ns  BIGINT  dst_ts less the rank's clock offset (clock_offsets); NULL on a
+--                     rank other than `rank` (ranks = all: the walk starts on that rank)
 -- @column instance, step_name
 CREATE OR REPLACE MACRO critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
                                             want_instance, want_start_ns, want_end_ns,
@@ -100,8 +101,11 @@ WITH mode AS (
 steps AS (
     SELECT s.*, dense_rank() OVER (ORDER BY s.run_id, CASE WHEN m.joined THEN -1 ELSE s.rank END,
                                             s.instance) AS grp
-    FROM critical_path_steps(want_run, want_rank, want_annotation, want_instance,
-                             want_start_ns, want_end_ns) s, mode m
+    -- ranks = all takes every rank's step; `rank` then names where the walk starts
+    FROM critical_path_steps(want_run,
+                             CASE WHEN coalesce(CAST(want_ranks AS VARCHAR), 'each') = 'all'
+                                  THEN NULL ELSE want_rank END,
+                             want_annotation, want_instance, want_start_ns, want_end_ns) s, mode m
 ),
 -- the steps' span as constants for the scans (their zone maps skip the rest of the capture)
 lo AS (SELECT min(win_start_ns) AS ns FROM steps),
@@ -149,7 +153,7 @@ events AS (
 -- starts first), the depth after each node, and the edge from the node before
 cpu_walk AS (
     SELECT ev, grp, run_id, rank, pid, tid, name, data_load, src_kind, is_end, ts,
-           sum(CASE WHEN is_end THEN -1 ELSE 1 END) OVER lane AS open_after,
+           CAST(sum(CASE WHEN is_end THEN -1 ELSE 1 END) OVER lane AS INTEGER) AS open_after,
            row_number() OVER lane AS seq,
            lag(ev) OVER lane AS prev_ev, lag(is_end) OVER lane AS prev_is_end,
            lag(ts) OVER lane AS prev_ts, lag(name) OVER lane AS prev_name,
@@ -165,8 +169,8 @@ cpu_walk AS (
                     ROWS UNBOUNDED PRECEDING)
 ),
 cpu_nodes AS (
-    SELECT *, lag(open_after) OVER (PARTITION BY grp, run_id, rank, pid, tid ORDER BY seq) AS prev_open
-    FROM cpu_walk
+    -- the depth after the node before: this node's, less its own step (no second sort)
+    SELECT *, open_after - CASE WHEN is_end THEN -1 ELSE 1 END AS prev_open FROM cpu_walk
 ),
 -- the op open around a gap between two siblings (HTA gives the gap to it): the last op that
 -- started one level up before the gap
@@ -348,7 +352,10 @@ rendezvous_edges AS (
     JOIN events g ON g.ev = r.ev
     WHERE NOT r.arrived_last AND r.release_ns < r.end_ns
 )
-SELECT e.*, e.dst_ts - coalesce(o.offset_ns, 0) AS aligned_ns, i.instance, i.step_name
+SELECT e.*,
+       CASE WHEN want_rank IS NULL OR e.rank = CAST(want_rank AS INTEGER)
+            THEN e.dst_ts - coalesce(o.offset_ns, 0) END AS aligned_ns,
+       i.instance, i.step_name
 FROM (SELECT * FROM cpu_edges
       UNION ALL SELECT * FROM gpu_edges
       UNION ALL SELECT * FROM sync_edges

@@ -1,6 +1,6 @@
 -- uses: none
 -- critical_path_walk: the critical path of each graph of a table: from its last node (largest
--- aligned_ns), each node's blocking predecessor, back to a node without one. The blocking
+-- aligned_ns; a node whose aligned_ns is NULL is never the last), each node's blocking predecessor, back to a node without one. The blocking
 -- predecessor is the input that arrives last: largest src_ts + weight_ns (a weighted edge
 -- arrives at its node's time, a weight-0 dependency or sync edge when its source happened),
 -- then the latest source. In a graph scheduled as soon as possible (every node at the latest
@@ -27,18 +27,22 @@ blocking AS MATERIALIZED (
            any_value(rank) AS rank, any_value(lane) AS lane, any_value(dst_ts) AS dst_ts
     FROM edges GROUP BY grp, dst
 ),
--- a node starts a segment when its predecessor is not the lane's node before it
+-- a node starts a segment when its predecessor is not the lane's node before it; a segment
+-- is numbered lane * 2^32 + its number in the lane (a running count: no frame to search)
+lanes AS (
+    SELECT grp, rank, lane, row_number() OVER () AS lane_id
+    FROM (SELECT DISTINCT grp, rank, lane FROM blocking)
+),
 laned AS (
-    SELECT *, row_number() OVER lane AS pos,
-           src IS DISTINCT FROM lag(dst) OVER lane AS head
-    FROM blocking
-    WINDOW lane AS (PARTITION BY grp, rank, lane ORDER BY dst_ts, dst)
+    SELECT b.*, l.lane_id, row_number() OVER lane AS pos,
+           b.src IS DISTINCT FROM lag(b.dst) OVER lane AS head
+    FROM blocking b JOIN lanes l USING (grp, rank, lane)
+    WINDOW lane AS (PARTITION BY l.lane_id ORDER BY b.dst_ts, b.dst)
 ),
 nodes AS MATERIALIZED (
-    SELECT grp, dst, src, edge_id, pos,
-           last_value(CASE WHEN head THEN dst END IGNORE NULLS)
-               OVER (PARTITION BY grp, rank, lane ORDER BY pos ROWS UNBOUNDED PRECEDING) AS seg,
-           head
+    SELECT grp, dst, src, edge_id, pos, head,
+           lane_id * 4294967296 + sum(CAST(head AS BIGINT)) OVER (PARTITION BY lane_id ORDER BY pos
+                                                          ROWS UNBOUNDED PRECEDING) AS seg
     FROM laned
 ),
 -- each segment: its head's predecessor (where the path goes on) and that node's segment
@@ -48,7 +52,8 @@ segments AS MATERIALIZED (
     WHERE h.head
 ),
 last_node AS (
-    SELECT e.grp, arg_max(e.dst, (e.aligned_ns, e.dst)) AS node FROM edges e GROUP BY e.grp
+    SELECT e.grp, arg_max(e.dst, (e.aligned_ns, e.dst)) FILTER (WHERE e.aligned_ns IS NOT NULL) AS node
+    FROM edges e GROUP BY e.grp
 ),
 levels(seg, k, anc) USING KEY (seg, k) AS (
     SELECT seg, 0, next_seg FROM segments WHERE next_seg IS NOT NULL

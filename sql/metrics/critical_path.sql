@@ -14,7 +14,8 @@
 -- instance (HTA's instance_id); none: every instance. A UTC window (start_ns, end_ns) without
 -- an annotation is one step per rank (a capture without step ranges). ranks = each: a path per rank and step,
 -- on that rank's graph (HTA's analysis); ranks = all: a path per step across the ranks,
--- walked back from the last rank to finish, crossing to another rank at a collective whose
+-- walked back from the last rank to finish (or from `rank`: what that rank's step waited on),
+-- crossing to another rank at a collective whose
 -- last rank arrived after this rank (`waiting for rank N`).
 -- per = edge (default): the path, one row per edge, first to last (seq): the rank and lane
 --   (thread or stream) it lies on, edge_type (operator, dependency, launch, kernel_kernel,
@@ -33,15 +34,6 @@ WITH path AS (
                                       getvariable('ranks'), getvariable('annotation'),
                                       getvariable('instance'), getvariable('start_ns'),
                                       getvariable('end_ns'), getvariable('data_pattern'))
-),
--- asking for a step the warehouse does not hold is a mistake, not an empty answer
-found AS (
-    SELECT CASE WHEN count(*) = 0 THEN error('critical_path: no step matches'
-                    || coalesce(' annotation ' || getvariable('annotation'), ' (no iterations)')
-                    || coalesce(' instance ' || getvariable('instance'), ''))
-           END AS ok
-    FROM critical_path_steps(getvariable('run'), getvariable('rank'), getvariable('annotation'),
-                             getvariable('instance'), getvariable('start_ns'), getvariable('end_ns'))
 ),
 checked AS (
     SELECT p.*,
@@ -92,6 +84,4 @@ SELECT run_id, end_rank, instance, step_name, NULL, NULL, NULL, NULL,
        NULL, NULL, NULL, NULL, path_ns, path_ns / nullif(span_ns, 0), NULL, path_ns, span_ns,
        ranks_crossed, top_class, top_ops
 FROM steps WHERE critical_path_per(getvariable('per')) = 'step'
-UNION ALL BY NAME
-SELECT ok AS step_name FROM found WHERE ok IS NOT NULL  -- no row: raises when no step matched
 ORDER BY run_id, end_rank, instance, seq, bound_by;

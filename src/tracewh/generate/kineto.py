@@ -145,6 +145,9 @@ class KinetoJobSpec:
     target_bytes_per_rank: int | None = None  # when set, overrides ``layers`` (file size per rank)
     record_shapes: bool = True  # False: cpu_op args without Input Dims/type/Strides/Concrete Inputs
     data_loader_ns: int = 0  # > 0: each step starts with a DataLoader __next__ cpu_op this long (slow input)
+    data_loader_ranks: tuple[int, ...] | None = None  # the ranks with that loader (None: every rank)
+    record_nccl_waits: bool = False  # the optimizer's wait for the AllReduce as cudaEventRecord (NCCL stream)
+    # + cudaStreamWaitEvent with its Stream Wait Event cuda_sync (the link a critical path follows)
     sync_stalls: bool = False  # loss.item() waits for the GPU, torch.cuda.synchronize() before it, cuda_sync events
     python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
     phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
@@ -938,7 +941,9 @@ class _Rank:
         self._adv(30_000, 150_000)
         self.step_slot, self.step_ann = self._annotation_open(buf, f"ProfilerStep#{n}", tid)
         self.step_start = self.step_slot[1]
-        if self.spec.data_loader_ns:  # the next batch, on the loop's thread: the GPU waits
+        if self.spec.data_loader_ns and (self.spec.data_loader_ranks is None
+                                         or self.rank in self.spec.data_loader_ranks):
+            # the next batch, on the loop's thread: the GPU waits (a straggler when on one rank)
             slot = self._open(buf, DATA_LOADER_OP, tid)
             self.t = slot[1] + self.spec.data_loader_ns - 1_500
             end = self._close(buf, slot, "cpu_op", DATA_LOADER_OP, tid, "", tail=1_500)
@@ -1076,7 +1081,13 @@ class _Rank:
         phase = self._phase_open("## optimizer ##")
         oslot, oann = self._annotation_open(buf, "Optimizer.step#SGD.step", tid)
         fa = self._open(buf, "aten::_foreach_add_", tid)
-        self._api("cuda_runtime", "cudaStreamWaitEvent", tid, fa[2])  # the optimizer needs the reduced grads
+        if self.spec.record_nccl_waits:  # the optimizer needs the reduced grads: compute waits for NCCL
+            _, _, record = self._api("cuda_runtime", "cudaEventRecord", tid, fa[2])
+            wait_start, wait_end, wait = self._api("cuda_runtime", "cudaStreamWaitEvent", tid, fa[2])
+            self._sync_event("Stream Wait Event", "cudaStreamWaitEvent", tid, wait_start, wait_end, wait,
+                             fa[2], COMPUTE_STREAM, NCCL_STREAM, record)
+        else:
+            self._api("cuda_runtime", "cudaStreamWaitEvent", tid, fa[2])  # the optimizer needs the reduced grads
         self.compute_free = max(self.compute_free, self.nccl_free)
         for _ in range(self.job.layers):
             self._launch(FOREACH_ADD, tid, fa[2])
