@@ -33,6 +33,9 @@
 --       (collective_waits): the start of the last rank's kernel -> the release node of every
 --       other rank's kernel (at the last arrival, in that rank's clock), class `waiting for
 --       rank N`; release -> the kernel's end is communication (the transfer after it).
+--       Not yet edges: send -> recv of point-to-point pairs (collective_waits leaves them out),
+--       and a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
+--       generated benches): its end then has only its thread's input, as in HTA.
 -- bound_by (HTA's `bound_by`): cpu_bound, gpu_compute_bound (memcpy/memset too, as HTA),
 -- gpu_communication_bound (comm kernels), gpu_kernel_launch_overhead,
 -- gpu_kernel_kernel_overhead, '' for dependency and sync edges; tracewh adds `data_loading`
