@@ -202,3 +202,42 @@ def test_each_rank_alone_stays_on_its_rank(straggler):
     steps = query(con, run="job", rank=0, per="step")
     assert [s["ranks_crossed"] for s in steps] == [[0]] * 3
     assert all(s["top_class"] != "data_loading" for s in steps)
+
+
+# --- what_if: upper bounds from the path ----------------------------------------------------------
+
+def what_if(con, **params):
+    return run_metric(con, find_metric("what_if"), params).to_pylist()
+
+
+def test_what_if_takes_the_scenarios_time_off_the_path(straggler):
+    con, truth = straggler
+    loader = {start: end - start for start, end in truth.data_loader[SLOW]}
+    for rank in (0, 3):
+        rows = what_if(con, run="job", ranks="all", rank=rank)
+        paths = {s["instance"]: s for s in query(con, run="job", ranks="all", rank=rank, per="step")}
+        for r in rows:
+            assert r["path_ns"] == paths[r["instance"]]["path_ns"]
+            assert r["new_step_ns"] == r["path_ns"] - r["gain_ns"] and 0 <= r["gain_ns"] <= r["path_ns"]
+        by = {(r["instance"], r["scenario"]): r["gain_ns"] for r in rows}
+        assert sorted({s for _, s in by}) == ["comm_hidden", "comm_x", "launch_free", "no_data_wait",
+                                              "straggler_on_time"]  # kernel_x needs `kernel`
+        for instance in range(3):
+            path = query(con, run="job", ranks="all", rank=rank, instance=instance)
+            # no data wait: the slow rank's loader (the path holds all of it)
+            start = min(e["start_ns"] for e in path if e["bound_by"] == "data_loading")
+            assert by[(instance, "no_data_wait")] == loader[start]
+            comm = sum(e["dur_ns"] for e in path if e["bound_by"] == "gpu_communication_bound")
+            assert by[(instance, "comm_hidden")] == comm and by[(instance, "comm_x")] == round(comm / 2)
+            # the straggler was late by about its loader at the AllReduce
+            assert 0.9 * loader[start] < by[(instance, "straggler_on_time")] < 1.2 * loader[start]
+    # one rank alone never waits for another
+    alone = what_if(con, run="job", rank=0, scenario="straggler_on_time")
+    assert len(alone) == 3 and {r["gain_ns"] for r in alone} == {0}
+    gemm = what_if(con, run="job", rank=0, instance=0, scenario="kernel_x", kernel="nvjet", factor=4)
+    path = query(con, run="job", rank=0, instance=0)
+    nvjet = sum(e["dur_ns"] for e in path if e["lane"].startswith("stream") and "nvjet" in (e["name"] or "")
+                and e["edge_type"] == "operator")
+    assert nvjet > 0 and gemm[0]["gain_ns"] == round(nvjet * 0.75)
+    with pytest.raises(MetricError, match="scenario must be"):
+        what_if(con, run="job", scenario="faster")

@@ -31,7 +31,7 @@ from tracewh.transpile import (
 runner = CliRunner()
 
 # DuckDB alone: pointer doubling needs WITH RECURSIVE ... USING KEY (transpile refuses, below)
-DUCKDB_ONLY = ("critical_path",)
+DUCKDB_ONLY = ("critical_path", "what_if")
 METRICS = [m.name for m in list_metrics() if m.name not in DUCKDB_ONLY]
 NSYS_RUN, SMALL_RUN, KINETO_RUN = "ddp", "sweep/ddp 2r", "fsdp"  # a hive-escaped run id too
 

@@ -32,7 +32,8 @@
 --   rendezvous (tracewh), weight 0: ranks = all, a collective matched across ranks
 --       (collective_waits): the start of the last rank's kernel -> the release node of every
 --       other rank's kernel (at the last arrival, in that rank's clock), class `waiting for
---       rank N`; release -> the kernel's end is communication (the transfer after it).
+--       rank N` (its name: the collective's op_key); release -> the kernel's end is
+--       communication (the transfer after it).
 --       Not yet edges: send -> recv of point-to-point pairs (collective_waits leaves them out),
 --       and a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
 --       generated benches): its end then has only its thread's input, as in HTA.
@@ -344,7 +345,7 @@ last_arrivals AS (
 rendezvous_edges AS (
     SELECT r.grp, r.run_id, r.ev * 4 + 2 AS dst, a.last_ev * 4 AS src, a.last_start_ns AS src_ts,
            r.release_ns AS dst_ts, r.rank, a.last_rank AS from_rank, 'rendezvous' AS edge_type,
-           0 AS weight_ns, 'waiting for rank ' || a.last_rank AS bound_by, NULL AS name,
+           0 AS weight_ns, 'waiting for rank ' || a.last_rank AS bound_by, r.op_key AS name,
            'stream ' || r.stream_id AS lane
     FROM rendezvous r JOIN last_arrivals a ON a.grp = r.grp AND a.op_key = r.op_key
     WHERE NOT r.arrived_last AND r.release_ns < r.end_ns

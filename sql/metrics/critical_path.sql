@@ -41,7 +41,7 @@ checked AS (
                 THEN 'cpu_bound' ELSE bound_by END AS class,
            last_value(rank) OVER (PARTITION BY grp ORDER BY seq
                                   ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS end_rank,
-           sum(weight_ns) OVER (PARTITION BY grp) AS path_ns
+           CAST(sum(weight_ns) OVER (PARTITION BY grp) AS BIGINT) AS path_ns
     FROM path p
 ),
 edges AS (
@@ -51,12 +51,12 @@ edges AS (
 ),
 classes AS (
     SELECT run_id, end_rank, instance, any_value(step_name) AS step_name, bound_by,
-           sum(dur_ns) AS dur_ns, any_value(path_ns) AS path_ns, count(*) AS edges,
+           CAST(sum(dur_ns) AS BIGINT) AS dur_ns, any_value(path_ns) AS path_ns, count(*) AS edges,
            list(DISTINCT rank ORDER BY rank) AS ranks
     FROM edges GROUP BY run_id, end_rank, instance, bound_by
 ),
 step_ops AS (
-    SELECT run_id, end_rank, instance, name, sum(dur_ns) AS dur_ns
+    SELECT run_id, end_rank, instance, name, CAST(sum(dur_ns) AS BIGINT) AS dur_ns
     FROM edges WHERE name IS NOT NULL GROUP BY ALL
 ),
 steps AS (
