@@ -494,14 +494,15 @@ def _readers(*views):
 
 def test_an_update_in_a_derive_script_fails_the_check_of_every_metric_reading_the_column(sql_copy):
     """Issue 33, reproduction (a): gpu_op_timeline.sql fills gpu_ops.alone by UPDATE; making every
-    op not alone changes 18 metrics (17 when the issue was written, before cuda_gpu_sum)' answers and must fail the check."""
+    op not alone changes 20 metrics (17 when the issue was written, before cuda_gpu_sum, critical_path
+    and what_if)' answers and must fail the check."""
     edit(sql_copy / "gpu_op_timeline.sql",
          "AND coalesce(lead(start_ns) OVER rank_order > end_ns, true) AS alone,",
          "AND false AS alone,")
     problems = metrics.check_lock(sql_root=sql_copy)
     failing = {p.split(": ")[1].split(" ")[0] for p in problems}
     # the kernels view shows no `alone`: its readers alone are not touched
-    assert len(failing) == 18 and failing == _readers("gpu_ops")
+    assert len(failing) == 20 and failing == _readers("gpu_ops")
     assert all("gpu_op_timeline.sql" in p for p in problems)
 
 
@@ -509,7 +510,7 @@ def test_a_changed_kernel_classification_fails_the_check_of_every_metric_reading
     """Issue 33, reproduction (b): kernel_names_add.sql classes every kernel 'other'."""
     edit(sql_copy / "kernel_names_add.sql", "SELECT name, kernel_kind(name)", "SELECT name, 'other'")
     failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
-    assert len(failing) == 24 and failing == _readers("gpu_ops", "kernels")
+    assert len(failing) == 26 and failing == _readers("gpu_ops", "kernels")
 
 
 def test_changed_kind_patterns_fail_the_check_through_the_kinds_table(sql_copy):
@@ -653,7 +654,9 @@ def test_the_cpu_op_tree_script_is_part_of_every_metric_reading_cpu_ops(sql_copy
     assert failing == CPU_OPS_READERS
 
 
-# the metrics that read the cpu_ops view: op_summary and run_diff directly, the others through
-# sql/lib/host_activity.sql (scaling by way of gap_causes); memory_at_peak and memory_peaks read
-# cpu_op_names, which holds no tree column
-CPU_OPS_READERS = ["host_breakdown", "idle_gaps", "op_summary", "run_diff", "scaling", "sync_stalls"]
+# the metrics that read the cpu_ops view: op_summary and run_diff directly, critical_path and
+# what_if through sql/lib/dependency_graph.sql, the others through sql/lib/host_activity.sql
+# (scaling by way of gap_causes); memory_at_peak and memory_peaks read cpu_op_names, which holds
+# no tree column
+CPU_OPS_READERS = ["critical_path", "host_breakdown", "idle_gaps", "op_summary", "run_diff",
+                   "scaling", "sync_stalls", "what_if"]

@@ -57,7 +57,7 @@ last_node AS (
 ),
 levels(seg, k, anc) USING KEY (seg, k) AS (
     SELECT seg, 0, next_seg FROM segments WHERE next_seg IS NOT NULL
-    UNION
+    UNION ALL
     SELECT l.seg, l.k + 1, r.anc
     FROM levels l JOIN recurring.levels r ON r.seg = l.anc AND r.k = l.k
 ),
@@ -67,7 +67,7 @@ ancestors AS MATERIALIZED (
 top AS (SELECT coalesce(max(k), 0) + 1 AS k FROM levels),
 path_segments(seg, k) USING KEY (seg) AS (
     SELECT n.seg, (SELECT k FROM top) FROM last_node l JOIN nodes n ON n.dst = l.node
-    UNION
+    UNION ALL
     SELECT unnest(CASE WHEN a.anc[p.k] IS NULL THEN [p.seg] ELSE [p.seg, a.anc[p.k]] END),
            p.k - 1
     FROM path_segments p LEFT JOIN ancestors a ON a.seg = p.seg
