@@ -495,8 +495,8 @@ def _readers(*views):
 
 def test_an_update_in_a_derive_script_fails_the_check_of_every_metric_reading_the_column(sql_copy):
     """Issue 33, reproduction (a): gpu_op_timeline.sql fills gpu_ops.alone by UPDATE; making every
-    op not alone changes 20 metrics (17 when the issue was written, before cuda_gpu_sum, comm_breakdown
-    and straggler_cause)' answers and must fail the check."""
+    op not alone changes 22 metrics (17 when the issue was written, before cuda_gpu_sum,
+    comm_breakdown, straggler_cause, critical_path and what_if)' answers and must fail the check."""
     edit(sql_copy / "gpu_op_timeline.sql",
          "AND coalesce(lead(start_ns) OVER rank_order > end_ns, true) AS alone,",
          "AND false AS alone,")
@@ -657,9 +657,9 @@ def test_the_cpu_op_tree_script_is_part_of_every_metric_reading_cpu_ops(sql_copy
     assert failing == CPU_OPS_READERS
 
 
-# the metrics that read the cpu_ops view: op_summary and run_diff directly, the others through
-# sql/lib/host_activity.sql (scaling and straggler_cause by way of gap_causes; comm_breakdown by
-# way of collective_parts, for time_bins); memory_at_peak and memory_peaks read
-# cpu_op_names, which holds no tree column
-CPU_OPS_READERS = ["comm_breakdown", "host_breakdown", "idle_gaps", "op_summary", "run_diff", "scaling",
-                   "straggler_cause", "sync_stalls"]
+# the metrics that read the cpu_ops view: op_summary and run_diff directly, critical_path and
+# what_if through sql/lib/dependency_graph.sql, the others through sql/lib/host_activity.sql
+# (scaling and straggler_cause by way of gap_causes; comm_breakdown by way of collective_parts,
+# for time_bins); memory_at_peak and memory_peaks read cpu_op_names, which holds no tree column
+CPU_OPS_READERS = ["comm_breakdown", "critical_path", "host_breakdown", "idle_gaps", "op_summary",
+                   "run_diff", "scaling", "straggler_cause", "sync_stalls", "what_if"]

@@ -47,7 +47,7 @@ from sqlglot.optimizer.qualify import qualify
 from .errors import TracewhError
 from .metrics import Metric, bind_values
 from .resources import sql_dir
-from .sqlmodules import load_modules
+from .sqlmodules import closure, load_modules
 
 DIALECTS = ("spark", "trino")
 _WITH = "with_" if "with_" in exp.Select.arg_types else "with"
@@ -161,6 +161,12 @@ def transpile_metric(metric: Metric, dialect: str, params: dict[str, object] | N
 def metric_ast(metric: Metric, dialect: str, params: dict[str, object] | None = None,
                catalog: Catalog | None = None) -> exp.Expression:
     """transpile_metric's result as a sqlglot tree."""
+    modules = load_modules()
+    recursive = [name for name in closure(metric.uses, modules)
+                 if "WITH RECURSIVE" in modules[name].text]
+    if recursive:  # pointer doubling (WITH RECURSIVE ... USING KEY): DuckDB's alone
+        raise TranspileError(f"{metric.name}: {', '.join(recursive)} needs DuckDB's recursive "
+                             f"CTEs with USING KEY, which {dialect} lacks: run it on DuckDB")
     values = bind_values(metric, params)
     types = {p.name: p.type for p in metric.params}
     tree = to_target_ast(metric.query, dialect, values, types, catalog or default_catalog(),

@@ -156,6 +156,7 @@ class KinetoJobSpec:
     slow_data_loader: dict[tuple[int, int], int] = field(default_factory=dict)
     # the optimizer's wait for the AllReduce as a Stream Wait Event (cuda_sync) on an event recorded after it
     comm_stream_waits: bool = False
+    data_loader_ranks: tuple[int, ...] | None = None  # the ranks with that loader (None: every rank)
     sync_stalls: bool = False  # loss.item() waits for the GPU, torch.cuda.synchronize() before it, cuda_sync events
     python_frames: bool = False  # with_stack=True: python_function frames, nn.Module: Block_i > Linear_i / GELU_i
     phase_annotations: bool = False  # record_function("## forward ##" / "## backward ##" / "## optimizer ##")
@@ -195,7 +196,8 @@ class KinetoJobSpec:
 
     def loader_ns(self, rank: int, step: int) -> int:
         """How long the rank's DataLoader takes at the start of the step (0: no DataLoader op)."""
-        return self.data_loader_ns + self.slow_data_loader.get((rank, step), 0)
+        everyone = self.data_loader_ranks is None or rank in self.data_loader_ranks
+        return self.data_loader_ns * everyone + self.slow_data_loader.get((rank, step), 0)
 
 
 class KernelTruth(NamedTuple):
