@@ -503,7 +503,7 @@ def test_an_update_in_a_derive_script_fails_the_check_of_every_metric_reading_th
     problems = metrics.check_lock(sql_root=sql_copy)
     failing = {p.split(": ")[1].split(" ")[0] for p in problems}
     # the kernels view shows no `alone`: its readers alone are not touched
-    assert len(failing) == 20 and failing == _readers("gpu_ops")
+    assert len(failing) == 22 and failing == _readers("gpu_ops")
     assert all("gpu_op_timeline.sql" in p for p in problems)
 
 
@@ -511,7 +511,7 @@ def test_a_changed_kernel_classification_fails_the_check_of_every_metric_reading
     """Issue 33, reproduction (b): kernel_names_add.sql classes every kernel 'other'."""
     edit(sql_copy / "kernel_names_add.sql", "SELECT name, kernel_kind(name)", "SELECT name, 'other'")
     failing = {p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy)}
-    assert len(failing) == 26 and failing == _readers("gpu_ops", "kernels")
+    assert len(failing) == 28 and failing == _readers("gpu_ops", "kernels")
 
 
 def test_changed_kind_patterns_fail_the_check_through_the_kinds_table(sql_copy):
