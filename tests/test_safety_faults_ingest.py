@@ -342,12 +342,10 @@ def test_nsys_negative_durations_and_rows_exported_twice_are_counted(njob, tmp_p
                  "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY SELECT * FROM CUPTI_ACTIVITY_KIND_MEMCPY "
                  "ORDER BY start DESC LIMIT 1")
     db = tmp_path / "wh.duckdb"
-    result = ingest(db, str(bad))
-    assert result.exit_code == 0, result.stderr
-    assert rows(db, "SELECT warnings FROM sources") == [(
+    assert warnings_after_ingest(db, bad) == (
         "2 event(s) with a negative duration: stored with duration 0; 2 event(s) written "
         "again, identical in process, device, stream, times and correlation id: stored as "
-        "often as written",)]
+        "often as written")
     assert rows(db, "SELECT count(*), count(*) FILTER (WHERE dur_ns = 0), min(dur_ns) "
                     "FROM kernels") == [(kernels + 1, 2, 0)]
 
@@ -364,6 +362,13 @@ def test_nsys_kernel_table_that_is_a_view_is_read(njob, tmp_path):
     kernels = _kernels_of(db)
     assert len(kernels) == len(njob.kernels[1]) > 0
     assert kernels == _kernels_of(reference)
+
+
+def warnings_after_ingest(db: Path, trace: Path) -> str:
+    """Ingest `trace` into `db` (it loads) and return the source's warnings."""
+    result = ingest(db, str(trace))
+    assert result.exit_code == 0, result.stderr
+    return rows(db, "SELECT warnings FROM sources")[0][0]
 
 
 # -- item 10: Kineto faults are counted in the source's warnings -------------------------------
@@ -384,11 +389,9 @@ def test_negative_durations_and_duplicated_events_are_counted(kjob, tmp_path):
     data = data[:block_end] + b"," + block + data[block_end:]
     first.write_bytes(data)
     db = tmp_path / "wh.duckdb"
-    result = ingest(db, str(first))
-    assert result.exit_code == 0, result.stderr
-    assert rows(db, "SELECT warnings FROM sources") == [(
+    assert warnings_after_ingest(db, first) == (
         "2 event(s) with a negative duration: stored with duration 0; 1 event(s) written again, "
-        "identical in every field: stored as often as written",)]
+        "identical in every field: stored as often as written")
     assert rows(db, "SELECT count(*) FROM kernels WHERE dur_ns = 0") == [(2,)]
 
 
@@ -406,12 +409,10 @@ def test_a_duration_or_time_that_is_no_number_is_one_rule(kjob, tmp_path, fault)
         data = data[:value.start(1)] + fault.encode() + data[value.end(1):]
     first.write_bytes(data)
     db = tmp_path / "wh.duckdb"
-    result = ingest(db, str(first))
-    assert result.exit_code == 0, result.stderr
-    assert rows(db, "SELECT warnings FROM sources") == [(
+    assert warnings_after_ingest(db, first) == (
         "1 event(s) with a duration that is not a finite number (NaN, Infinity): stored with "
         "duration 0; 1 event(s) with a time that is not a finite number (NaN, Infinity): not "
-        "stored",)]
+        "stored")
     kernels = rows(db, "SELECT name, dur_ns FROM kernels ORDER BY start_ns")
     assert len(kernels) == len(kjob.kernels[0]) - 1
     assert (first_kernel.name, 0) in kernels
