@@ -2,6 +2,9 @@
 
     import tracewh
 
+    wh = tracewh.open("job.duckdb")                      # for notebooks: polars frames
+    wh.query("temporal_breakdown", run="dp4", rank=0)    # also wh.runs(), wh.metrics(), wh.sql()
+
     with tracewh.Session("job.duckdb") as session:        # read-only, guarded, closed at the end
         kernels = session.query("gpu_kernel_summary", rank=0)   # a metric, as a pyarrow Table
         busy = session.sql("SELECT rank, sum(dur_ns) FROM kernels GROUP BY rank")
@@ -10,6 +13,8 @@
 
 __version__ = "0.1.0"
 
+from .errors import TracewhError  # noqa: E402 (what every mistake raises)
+from .notebook import Warehouse, open  # noqa: E402,A004 (light, as Session)
 from .session import Session  # noqa: E402 (light: duckdb loads when a session opens)
 
 

@@ -340,6 +340,8 @@ def ingest(
                           markup=False)
         loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
         if loaded and not quiet:
+            from .session import run_context
+
             _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if "
                              "they are separate captures, 'tracewh remove --run' it and ingest "
                              "each with its own --run NAME")
@@ -483,21 +485,13 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
          units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
     """List the runs in the warehouse: when and how long, ranks present against the world
     size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
+    from .session import run_context
+
     with _session(db, wait) as session:
         result = run_context(session.con)
         write(result, fmt, output, 10_000, err, units=units)
         if chosen_format(fmt, output) is Format.table:
             _print_run_notes(result)
-
-
-def run_context(con, run_ids: list[str] | None = None) -> Rows:
-    """sql/run_context.sql: one row per run (of `run_ids`, when given)."""
-    from .resources import sql_dir
-
-    context = Rows.of_relation(con.sql((sql_dir() / "run_context.sql").read_text()))
-    if run_ids is not None:
-        context.rows = [row for row in context.rows if row[0] in run_ids]
-    return context
 
 
 def _print_run_notes(context, advice: str = "") -> None:
@@ -560,6 +554,7 @@ def summary(
     """
     from rich.console import Console
 
+    from .session import run_context
     from .summary import print_summary, summarize_run
 
     with _session(db, wait) as session:
@@ -850,14 +845,9 @@ def diff(
 @metrics_app.command("list")
 def metrics_list(fmt: FormatOption = None, output: OutputOption = None) -> None:
     """List every metric with its version and summary."""
-    from .metrics import list_metrics
+    from .metrics import metric_catalogue
 
-    found = list_metrics(check=False)  # headers only: 'tracewh metrics check' parses queries
-    # least useful last: a narrow terminal leaves those out first
-    table = Rows(["metric", "version", "summary", "params", "grain"],
-                 [False, True, False, False, False],
-                 [(m.name, m.version, m.summary, ", ".join(p.name for p in m.params),
-                   ", ".join(m.grain)) for m in found], len(found))
+    table = metric_catalogue()
     write(table, fmt, output, 10_000, err)
 
 

@@ -417,6 +417,20 @@ def list_metrics(sql_root: str | Path | None = None, check: bool = True) -> list
     return [load_metric(path, check) for path in sorted(metrics_dir(sql_root).glob("*.sql"))]
 
 
+
+def metric_catalogue(sql_root: str | Path | None = None):
+    """Every metric's name, version, summary, parameters and grain (`tracewh metrics list`),
+    from the headers alone ('tracewh metrics check' parses the queries)."""
+    from .output import Rows
+
+    found = list_metrics(sql_root, check=False)
+    # least useful last: a narrow terminal leaves those out first
+    return Rows(["metric", "version", "summary", "params", "grain"],
+                [False, True, False, False, False],
+                [(m.name, m.version, m.summary, ", ".join(p.name for p in m.params),
+                  ", ".join(m.grain)) for m in found], len(found))
+
+
 # --- running --------------------------------------------------------------------------------
 
 def bind_values(metric: Metric, params: dict[str, object] | None) -> dict[str, object]:
@@ -425,8 +439,11 @@ def bind_values(metric: Metric, params: dict[str, object] | None) -> dict[str, o
     declared = {p.name: p for p in metric.params}
     for name in params:
         if name not in declared:
+            from .mistakes import did_you_mean
+
             known = ", ".join(declared) or "none"
-            raise MetricError(f"{metric.name}: no parameter {name!r} (declared: {known})")
+            raise MetricError(f"{metric.name}: no parameter {name!r}"
+                              f"{did_you_mean(name, list(declared))} (declared: {known})")
     values: dict[str, object] = {}
     for param in metric.params:
         if param.name in params and params[param.name] is not None:

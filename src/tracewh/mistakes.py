@@ -91,6 +91,59 @@ def check_params(con: duckdb.DuckDBPyConnection, metric_name: str,
             fail(f"{name}={values[name]}: must be {least} or more")
 
 
+def explain_no_rows(con: duckdb.DuckDBPyConnection, metric_name: str,
+                    values: dict[str, object]) -> None:
+    """After a metric answered no rows: raise TracewhError when a parameter explains it (a
+    window that misses the capture, an annotation no range is named by). Checked only then, as
+    it scans the scope's events."""
+    scope = {"run": values.get("run"), "rank": values.get("rank")}
+    where = (f"run {scope['run']!r}" if scope["run"] is not None else "the warehouse") + \
+        (f" rank {scope['rank']}" if scope["rank"] is not None else "")
+    windows = {k: values.get(k) for k in ("window", "start_ns", "end_ns")}
+    if any(v is not None for v in windows.values()):
+        span = _sql_row(con, "capture_span.sql", {**scope, **windows})
+        if span["sources"] and not span["overlapping"]:
+            asked = ", ".join(f"{k}={v}" for k, v in windows.items() if v is not None)
+            spans = []
+            if windows["window"] is not None:
+                spans.append(f"{_length(span['first_after_start_ns'])} to "
+                             f"{_length(span['last_after_start_ns'])} after its sources' start")
+            if windows["start_ns"] is not None or windows["end_ns"] is not None:
+                spans.append(f"start_ns={span['first_ns']} to end_ns={span['last_ns']} "
+                             f"({_moment(span['first_ns'])} to {_moment(span['last_ns'])} UTC)")
+            raise TracewhError(f"{metric_name}: {asked} misses the capture: {where} spans "
+                               + ", and ".join(spans))
+    if values.get("annotation") is not None:
+        found = _sql_row(con, "annotation_count.sql",
+                         {**scope, "annotation": str(values["annotation"])})
+        if not found["matching"]:
+            names = found["names"] or []
+            close = did_you_mean(str(values["annotation"]), sorted(names))
+            raise TracewhError(
+                f"{metric_name}: no NVTX range or annotation in {where} has a name containing "
+                f"{values['annotation']!r}{close} ({len(names)} distinct names there; "
+                "'tracewh query nvtx_summary' lists them)")
+
+
+def _sql_row(con: duckdb.DuckDBPyConnection, name: str, params: dict) -> dict:
+    from .resources import sql_dir
+
+    cursor = con.execute((sql_dir() / "mistakes" / name).read_text(), params)
+    return dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+
+
+def _moment(ns: int) -> str:
+    from .output import Units, duration
+
+    return duration(ns, Units.auto)[:23]
+
+
+def _length(ns: int) -> str:
+    from .output import Units, duration
+
+    return duration(ns, Units.auto) if ns else "0 s"
+
+
 def _span(ranks: list[int]) -> str:
     if not ranks:
         return "none"

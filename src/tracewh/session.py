@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
+    from .output import Rows
+
 
 class Session:
     """The warehouse at `db` (default ./tracewh.duckdb or $TRACEWH_DB), read-only, for queries.
@@ -93,16 +95,20 @@ class Session:
         from `params` and keywords (None: unset), as a pyarrow Table whose first columns are
         the metric's name and version."""
         from .metrics import Metric, bind_values, find_metric, run_metric
-        from .mistakes import check_params
+        from .mistakes import check_params, explain_no_rows
         from .warehouse import interruptible, memory_limit_bytes
 
         chosen = metric if isinstance(metric, Metric) else find_metric(metric)
         given = {k: v for k, v in {**(params or {}), **values}.items() if v is not None}
-        check_params(self.con, chosen.name, bind_values(chosen, given))
+        bound = bind_values(chosen, given)
+        check_params(self.con, chosen.name, bound)
         limit = memory_limit_bytes(self.con)
         with _out_of_memory_said(limit):
-            return interruptible(self.con, lambda: run_metric(self.con, chosen, given, limit),
-                                 self.timeout)
+            result = interruptible(self.con, lambda: run_metric(self.con, chosen, given, limit),
+                                   self.timeout)
+        if result.num_rows == 0:
+            explain_no_rows(self.con, chosen.name, bound)
+        return result
 
     def sql(self, statement: str) -> pa.Table:
         """One ad-hoc read-only query over the views and tables (guard.check_query refuses
@@ -136,6 +142,18 @@ class Session:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def run_context(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> Rows:
+    """sql/run_context.sql: one row per run (of `run_ids`, when given), as `tracewh runs`
+    prints it."""
+    from .output import Rows
+    from .resources import sql_dir
+
+    context = Rows.of_relation(con.sql((sql_dir() / "run_context.sql").read_text()))
+    if run_ids is not None:
+        context.rows = [row for row in context.rows if row[0] in run_ids]
+    return context
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, memory_limit: str | None = None) -> None:
