@@ -70,6 +70,35 @@ def test_empty_questions_are_errors(sample_db, metric, param, expected):
     assert expected in error_of("query", metric, "--db", str(sample_db), "-p", param, *extra)
 
 
+def test_a_window_outside_the_capture_says_the_capture_span(sample_db):
+    con = tracewh.connect(sample_db, read_only=True)
+    try:  # rank 1's first and last event of any kind, from the views
+        first, last = con.execute(
+            "SELECT min(s), max(e) FROM (SELECT start_ns s, end_ns e FROM gpu_ops WHERE run_id = "
+            "'ddp_4ranks' AND rank = 1 UNION ALL SELECT start_ns, end_ns FROM cuda_api WHERE "
+            "run_id = 'ddp_4ranks' AND rank = 1 UNION ALL SELECT start_ns, end_ns FROM cpu_ops "
+            "WHERE run_id = 'ddp_4ranks' AND rank = 1)").fetchone()
+    finally:
+        con.close()
+    line = error_of("query", "gpu_trace", "--db", str(sample_db), "-p", "run=ddp_4ranks", "-p",
+                    "rank=1", "-p", "start_ns=1", "-p", "end_ns=2")
+    assert (f"gpu_trace: start_ns=1, end_ns=2 misses the capture: run 'ddp_4ranks' rank 1 spans "
+            f"start_ns={first} to end_ns={last} (2026-01-01 00:00:00.") in line
+    line = error_of("query", "gpu_kernel_summary", "--db", str(sample_db), "-p", "window=90s/")
+    assert re.search(r"window=90s/ misses the capture: the warehouse spans [\d.]+ us to "
+                     r"485\.\d\d ms after its sources' start", line), line
+    inside = runner.invoke(app, ["query", "gpu_trace", "--db", str(sample_db), "-p", "rank=0",
+                                 "-p", "window=440ms/441ms", "-f", "csv"])
+    assert inside.exit_code == 0 and inside.stdout.count("\n") > 1
+
+
+def test_an_annotation_no_range_names_is_an_error(sample_db):
+    line = error_of("query", "critical_path", "--db", str(sample_db), "-p", "run=ddp_4ranks",
+                    "-p", "rank=0", "-p", "annotation=ProfilerStap")
+    assert ("critical_path: no NVTX range or annotation in run 'ddp_4ranks' rank 0 has a name "
+            "containing 'ProfilerStap' - did you mean 'ProfilerStep#") in line
+
+
 def test_chrome_trace_of_an_unknown_run(sample_db, tmp_path):
     line = error_of("export", str(tmp_path / "x.json"), "--format", "chrome-trace", "--run",
                     "fsdp_4ranks", "--db", str(sample_db))
