@@ -392,6 +392,8 @@ def query(
         file_okay=False)] = None,
     memory_limit: QueryMemoryOption = "1GB",
     timeout: TimeoutOption = None,
+    fail: Annotated[bool, typer.Option(
+        "--fail", help="Exit 1 when a row says worse = true (regressions: a CI gate)")] = False,
 ) -> None:
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
     or, with --engine spark, over a Parquet lake on a local Spark session.
@@ -423,11 +425,28 @@ def query(
         return
     with _session(db, wait, memory_limit=memory_limit, timeout=timeout) as session:
         result = session.query(chosen, params)
+        if fail and "worse" not in result.column_names:
+            raise TracewhError(f"--fail: {chosen.name} has no 'worse' column to judge by "
+                               "(regressions has one; for two runs: 'tracewh diff --fail-on')")
         write(result, fmt, output, max_rows, err, units=units, title_columns=True)
+    if fail:
+        _fail_on_worse(result)
     if result.num_rows == 0 and bind_values(chosen, params).get("include_first_last") is False:
         err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
                   "(profilers cut them short): --param include_first_last=true keeps them",
                   highlight=False, markup=False)
+
+
+def _fail_on_worse(result) -> None:
+    """Exit 1, naming them, when rows of `result` say worse = true."""
+    worse = [row for row in result.to_pylist() if row["worse"]]
+    for row in worse[:10]:
+        err.print("worse: " + ", ".join(f"{k}={v}" for k, v in row.items()
+                                        if k in ("run_id", "section", "item", "deviation_pct")),
+                  highlight=False, markup=False, soft_wrap=True)
+    if worse:
+        _fail(f"{len(worse)} row(s) say worse = true" + (" (the first 10 above)"
+                                                          if len(worse) > 10 else ""))
 
 
 def _parse_params(specs: list[str]) -> dict[str, str]:
@@ -802,6 +821,10 @@ def diff(
     breakdown: Annotated[bool, typer.Option(
         help="Also print breakdown_diff's side-by-side table (table and markdown formats)")
     ] = False,
+    fail_on: Annotated[Optional[str], typer.Option(
+        "--fail-on", help="Exit 1 when a measure moved past its threshold, e.g. "
+        "'step_time>+5%,exposed_comm>+10%' (a CI gate; measures: breakdown_diff's rows)")
+    ] = None,
     db: DbOption = None,
     fmt: FormatOption = None,
     output: OutputOption = None,
@@ -818,7 +841,11 @@ def diff(
 
     \b
         tracewh diff baseline upgraded --level kernel --short-names
+        tracewh diff main pr-123 --fail-on 'step_time>+5%,exposed_comm>+10%'
     """
+    from .gate import judge, parse_fail_on
+
+    clauses = parse_fail_on(fail_on) if fail_on is not None else []
     unknown = [x.strip() for x in level.split(",") if x.strip() not in DIFF_LEVELS]
     if unknown:
         raise TracewhError(f"--level {level!r}: {', '.join(map(repr, unknown))} is not one "
@@ -830,6 +857,7 @@ def diff(
             "run_diff", base=base, test=test, level=level, short_names=short_names,
             threshold=threshold, base_rank=base_rank, test_rank=test_rank,
             base_iteration=base_iteration, test_iteration=test_iteration)
+    verdicts = judge(clauses, summary.to_pylist())  # a measure named wrong: before any output
     sentence = summary.column("sentence").to_pylist()[0] if summary.num_rows else None
     sentence = f"{base} -> {test}: {sentence or 'nothing to compare'}"
     fmt = chosen_format(fmt, output)
@@ -840,6 +868,10 @@ def diff(
     else:
         err.print(sentence, highlight=False, soft_wrap=True, markup=False)
     write(changes, fmt, output, max_rows, err, units=units, title_columns=True)
+    for verdict in verdicts:
+        err.print(verdict.line(), highlight=False, markup=False, soft_wrap=True)
+    if any(v.failed for v in verdicts):
+        raise typer.Exit(1)
 
 
 @metrics_app.command("list")
