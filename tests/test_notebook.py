@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import tracewh
-from tracewh.metrics import list_metrics
+from tracewh.metrics import find_metric, list_metrics
 from tracewh.output import _flatten_nested
 from tracewh.resources import sql_dir
 
@@ -47,6 +47,8 @@ def test_every_metric_answers_as_the_cli_does(cli_csv):
             continue
         frame = wh.query(name)
         assert isinstance(frame, pl.DataFrame)
+        show = find_metric(name).show  # what a narrow terminal keeps: columns of the answer
+        assert show and set(show) <= set(frame.columns), (name, set(show) - set(frame.columns))
         assert _flatten_nested(frame).write_csv() == cli.stdout, name
         answered += 1
     assert answered >= 40  # of 48: most metrics answer on the sample without parameters

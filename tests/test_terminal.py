@@ -30,9 +30,9 @@ class Terminal:
 
     done = "__tracewh_exit_"
 
-    def __init__(self, width: int, *args: str):
+    def __init__(self, width: int, *args: str, pipe: str = ""):
         self.tmux = ["tmux", "-L", f"tracewh-test-{uuid.uuid4().hex[:8]}"]
-        command = " ".join([sys.executable, "-m", "tracewh.cli", *map(_quote, args)])
+        command = " ".join([sys.executable, "-m", "tracewh.cli", *map(_quote, args)]) + pipe
         env = {**os.environ, "PYTHONPATH": str(SRC)}
         env.pop("COLUMNS", None)
         env.pop("LINES", None)
@@ -60,9 +60,10 @@ class Terminal:
             subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
-def screen(width: int, *args: str, timeout: float = 60) -> str:
-    """What `tracewh ARGS` shows in a terminal `width` columns wide (scrollback included)."""
-    return Terminal(width, *args).finish(timeout)[0]
+def screen(width: int, *args: str, timeout: float = 60, pipe: str = "") -> str:
+    """What `tracewh ARGS` shows in a terminal `width` columns wide (scrollback included);
+    `pipe`: shell text after the command, e.g. ' | cat'."""
+    return Terminal(width, *args, pipe=pipe).finish(timeout)[0]
 
 
 def _quote(arg: str) -> str:
@@ -86,9 +87,46 @@ def sample_db(tmp_path_factory):
 @pytest.mark.parametrize("width", [80, 200])
 def test_metrics_list_names_every_metric(width):
     rows = table_rows(screen(width, "metrics", "list"))
-    assert rows[0][:2] == ["metric", "version"]
+    # at 80 columns the summary keeps the room (the catalogue's `show`), not the version
+    assert rows[0] == (["metric", "summary"] if width == 80 else
+                       ["metric", "version", "summary", "params", "grain"])
     assert [row[0] for row in rows[1:]] == sorted(m.name for m in list_metrics())
+    summaries = {m.name: m.summary for m in list_metrics(check=False)}
+    shown = {row[0]: row[rows[0].index("summary")] for row in rows[1:]}
+    assert all(summaries[name].startswith(cell.rstrip("…")) for name, cell in shown.items())
+    assert min(len(cell) for name, cell in shown.items() if len(summaries[name]) > 60) >= 50
     assert all(len(line) <= width for line in screen(width, "metrics", "list").splitlines())
+
+
+@pytest.mark.parametrize("width", [80, 200])
+@pytest.mark.parametrize("metric, telling", [
+    ("gpu_trace", ["rank", "start_rel", "dur", "name"]),
+    ("pipeline_bubble", ["rank", "iteration", "bubble_pct", "run_bubble_pct"]),
+    ("gpu_kernel_summary", ["time_pct", "total", "instances", "short_name"]),
+    ("temporal_breakdown", ["rank", "iteration", "compute_pct", "exposed_comm_pct", "idle_pct"]),
+])
+def test_a_narrow_terminal_keeps_the_columns_the_metric_names(sample_db, metric, telling,
+                                                              width):
+    """The metric's `-- show:` decides what gives way, not the columns' widths."""
+    shown = screen(width, "query", metric, "--db", str(sample_db), "--max-rows", "3")
+    header = table_rows(shown)[0]
+    assert set(telling) <= set(header), header
+    assert all(len(line) <= width for line in shown.splitlines() if line.startswith(("┃", "│")))
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_piped_output_fits_the_terminal_it_ends_in(sample_db, width):
+    """`tracewh query ... | less` in a terminal: rows as wide as the terminal, not 400 columns
+    wrapped; with nowhere to fit (no terminal, as in make or CI) nothing is squeezed."""
+    args = ["query", "gpu_trace", "--db", str(sample_db), "--max-rows", "3"]
+    shown = screen(width, *args, pipe=" | cat")
+    drawn = [line for line in shown.splitlines() if line.startswith(("┃", "│", "┏"))]
+    assert drawn and all(len(line) <= width for line in drawn)
+    assert "name" in table_rows(shown)[0]
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    alone = subprocess.run([sys.executable, "-m", "tracewh.cli", *args], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL, env={**env, "PYTHONPATH": str(SRC)})
+    assert max(len(line) for line in alone.stdout.splitlines()) > 300  # every column, whole
 
 
 @pytest.mark.parametrize("width", [80, 200])
@@ -100,7 +138,9 @@ def test_no_number_is_cut(sample_db, width):
     rows = table_rows(shown)
     header, body = rows[0], rows[1:]
     assert shown.splitlines()[0].strip() == "gpu_kernel_summary v2"
-    assert header[:4] == ["run_id", "rank", "time_pct", "total"]  # rank never gives way
+    # the metric's `-- show:`: at 80 columns the run gives way before the rank
+    assert header[:4] == (["rank", "time_pct", "total", "instances"] if width == 80 else
+                          ["run_id", "rank", "time_pct", "total"])
     assert len(body) == 8
     for cells, expected in zip(body, raw):
         row = dict(zip(header, cells))

@@ -7,6 +7,7 @@
 -- uses: run_measures, run_pair
 -- complexity: O(n log n) in the GPU ops, CPU ops and API calls of the two runs (run_measures: hash aggregates and sort-based interval sweeps)
 -- see: run_diff, scaling, temporal_breakdown, comm_comp_overlap, idle_gaps, iteration_time, gpu_kernel_summary; nsys diff recipe
+-- show: section, item, diff_pct, base_value, test_value, diff
 --
 -- base is the run before, test the run after (run_pair: default the first run by run_id and
 -- the next one). One row per (section, item), base and test side by side, from run_measures

@@ -7,6 +7,7 @@
 -- see: clock_offsets view (DESIGN section 4)
 -- uses: clock_offsets, scope
 -- complexity: O(n) in NCCL ops (clock_offsets: hash joins on the collective's key), then per rank
+-- show: rank, offset_ns, method, matched_ops, mad_ns, host, run_id
 --
 -- The clock_offsets view, with spreads: per rank the offset to subtract from its raw times
 -- to compare it with the reference rank (0 for ranks on the reference's host), how many

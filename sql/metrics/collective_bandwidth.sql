@@ -7,6 +7,7 @@
 -- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw)
 -- uses: clock_offsets, collective_sizes, nccl_ops, scope, sources
 -- complexity: O(n log n) in NCCL ops (hash joins on keys, output sorted)
+-- show: collective, busbw_gbps, full_bytes, t_ns, algbw_gbps, iteration, op_key, run_id
 --
 -- A collective is matched across ranks by nccl_ops.op_key; a send or receive is its own rank's
 -- operation (op_key shown as `op_key@rank`). Per collective:

@@ -7,6 +7,7 @@
 -- see: CCL-Bench coll_call_num
 -- uses: iterations, nccl_ops, scope
 -- complexity: O(n) in NCCL ops, plus one scan of the NVTX names for iterations (prefix test, then the regex on the few candidates)
+-- show: collective, rank, calls, total_ns, total_bytes, calls_per_iteration, pg_name, run_id
 --
 -- Counts NCCL operations (rows of nccl_ops: one per collective or send/recv, so a kernel that
 -- runs a group of operations counts each of them), not NCCL kernels, and keeps kinds, process

@@ -7,6 +7,7 @@
 -- see: HTA straggler analysis (wait); vllm-project/vllm#52777 (wait vs transfer per group)
 -- uses: collective_parts, cuda_api, gpu_ops, gpu_syncs, iterations, parallel_groups, scope
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (binned equi-join of compute kernels to the parts, merge of the overlapping ones only)
+-- show: collective, rank, wait_ns, transfer_ns, launch_ns, exposed_step_pct, duration_ns, op_key, process_group, run_id
 --
 -- Each collective matched across ranks (collective_waits: the same op_key on two or more ranks;
 -- sends and receives excluded), on each of its ranks, is cut into three parts by four instants

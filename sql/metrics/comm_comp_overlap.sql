@@ -7,6 +7,7 @@
 -- see: HTA get_comm_comp_overlap
 -- uses: gpu_ops, intervals, kernels, launches, scope
 -- complexity: O(n log n) in GPU ops (sort-based interval sweeps per rank, clipped to iteration tiles)
+-- show: rank, overlap_pct, exposed_comm_ns, comm_ns, overlap_ns, run_id
 --
 -- Per rank, with U = merged intervals of the rank's GPU kernels:
 --   comm_ns          |U comm|                 (NCCL and other communication kernels)

@@ -7,6 +7,7 @@
 -- uses: dependency_graph
 -- complexity: O(n log n) in the CPU ops, API calls and GPU ops of the steps asked for (sorts per thread and stream, ASOF joins for launches and syncs, pointer doubling: log2(path length) hash-join rounds)
 -- see: HTA critical_path_analysis + get_critical_path_breakdown
+-- show: seq, name, dur_ns, bound_by, rank, share, edge_type, instance, path_ns, run_id
 --
 -- The dependency graph and the walk are sql/lib/dependency_graph.sql (its header gives every
 -- edge and where it follows HTA 0.5.0). Steps: the rank's iterations (ProfilerStep#N), or with

@@ -7,6 +7,7 @@
 -- see: nsys stats -r cuda_api_sum
 -- uses: cuda_api, scope, summary_stats
 -- complexity: O(n log n) in API calls (hash aggregate; quantiles sort each name's durations)
+-- show: name, time_pct, total_ns, num_calls, avg_ns, rank, med_ns, run_id
 --
 -- v2: names as nsys stats prints them (only a 4-character _vNNNN suffix is cut, at ingest),
 --     so cuGetProcAddress and cuGetProcAddress_v2 are two rows again

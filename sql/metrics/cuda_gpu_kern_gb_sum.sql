@@ -7,6 +7,7 @@
 -- see: nsys stats -r cuda_gpu_kern_gb_sum (CUDA GPU Kernel/Grid/Block Summary)
 -- uses: kernels, scope, summary_stats
 -- complexity: O(n log n) in kernels (one hash join to its sources, a hash aggregate; quantiles sort each group's durations)
+-- show: name, time_pct, total_ns, instances, grid_xyz, block_xyz, avg_ns, rank, run_id
 --
 -- NVIDIA's definition (report cuda_gpu_kern_gb_sum): kernels grouped by name, grid and block
 -- dimensions; one row per (name, grid, block) on each rank, with nsys' columns:

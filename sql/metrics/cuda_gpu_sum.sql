@@ -7,6 +7,7 @@
 -- see: nsys stats -r cuda_gpu_sum (CUDA GPU Summary (Kernels/MemOps))
 -- uses: gpu_ops, scope, summary_stats
 -- complexity: O(n log n) in GPU ops (one hash join to its sources, a hash aggregate; quantiles sort each group's durations)
+-- show: operation, time_pct, total_ns, instances, avg_ns, category, rank, run_id
 --
 -- NVIDIA's definition (report cuda_gpu_sum: cuda_gpu_kern_sum and cuda_gpu_mem_time_sum in one
 -- table): every kernel, memcpy and memset, grouped by operation name; one row per operation on

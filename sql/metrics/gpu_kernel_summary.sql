@@ -7,6 +7,7 @@
 -- see: nsys stats -r cuda_gpu_kern_sum --filter-time
 -- uses: kernels, scope, summary_stats
 -- complexity: O(n log n) in kernels (hash aggregate; quantiles sort each name's durations)
+-- show: short_name, time_pct, total_ns, rank, instances, run_id, avg_ns, med_ns, name, kind
 --
 -- v2: short_name is filled for kernels in '(anonymous namespace)' (it was empty: kernels view)
 -- One row per kernel name on each rank, with the numbers of cuda_gpu_kern_sum:

@@ -7,6 +7,7 @@
 -- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
 -- uses: gpu_ops, scope, summary_stats
 -- complexity: O(n log n) in memcpy and memset ops (hash aggregate; quantiles)
+-- show: operation, time_pct, total_ns, count, total_bytes, avg_ns, rank, run_id
 --
 -- One row per memory operation on each rank: `[CUDA memcpy Host-to-Device]` and the other copy
 -- kinds, and `[CUDA memset]`, with both reports' numbers side by side:

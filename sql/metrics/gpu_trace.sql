@@ -7,6 +7,7 @@
 -- see: nsys stats -r cuda_gpu_trace --filter-time
 -- uses: gpu_ops, scope, sources
 -- complexity: O(n log n) in GPU ops (a filtered scan, sorted by start): the output is every op kept
+-- show: name, dur_ns, start_rel_ns, rank, stream_id, kind, bytes, start_ns, run_id
 --
 -- One row per GPU operation of the gpu_ops view, with the launch configuration of kernels,
 -- ordered by start time.

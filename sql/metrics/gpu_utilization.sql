@@ -7,6 +7,7 @@
 -- see: nsys recipe gpu_time_util (--chunks 30, --threshold 50)
 -- uses: gpu_metrics, gpu_ops, intervals, iteration_tiles, ranks, scope
 -- complexity: O(n log n) in GPU ops (intervals_union sweep, clipped to iteration tiles)
+-- show: bin, busy_pct, rank, busy_ns, low_utilization, sm_active_pct, device_id, run_id
 --
 -- For each device (run_id, rank, device_id) the window W = [first GPU op start, last GPU op
 -- end] is cut into `bins` equal bins: bin k (0-based) is [W0 + ceil(k L / n), W0 + ceil((k+1) L / n))

@@ -7,6 +7,7 @@
 -- see: nsys analyze (cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async); DeepSpeed wall_clock_breakdown
 -- uses: host_activity, intervals, ranks, scope, training_steps
 -- complexity: O(n log n) in host events: CPU ops, API calls, OS calls (host_activity; intervals_flatten sweep)
+-- show: iteration, rank, iteration_ns, forward_pct, backward_pct, optimizer_pct, data_loading_pct, sync_wait_pct, launching_pct, other_pct, run_id
 --
 -- The launching thread of a rank is the thread of its steps (the training loop), else its
 -- thread with the most CUDA API calls (main_threads in sql/lib/host_activity.sql). Each

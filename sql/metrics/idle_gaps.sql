@@ -7,6 +7,7 @@
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
 -- uses: gap_causes, gpu_ops, intervals, iteration_tiles, ranks, scope
 -- complexity: O(n log n) in GPU ops (intervals_union sweeps; gap causes by ASOF join, never a range join)
+-- show: cause, size_bucket, gaps, total_ns, share_of_idle_pct, host_cause, rank, run_id
 --
 -- A busy island is a maximal stretch of a device's timeline with at least one GPU op (kernel,
 -- memcpy, memset) in flight (intervals_union: touching ops join, a zero-length op still ends

@@ -7,6 +7,7 @@
 -- see: HTA / TraceLens step time; nsys nvtx_sum of ProfilerStep#N
 -- uses: clock_offsets, scope, training_steps
 -- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
+-- show: iteration, rank, dur_ns, median_ns, p90_ns, run_id
 --
 -- Iterations are the host ranges of the iterations view (ProfilerStep#N, step N, iteration N), or,
 -- with step_pattern, the NVTX ranges whose name matches that regular expression (numbered by the

@@ -7,6 +7,7 @@
 -- see: Paraver "kernels in flight" and "concurrency of computation during NCCL"
 -- uses: gpu_ops, intervals, ranks, scope
 -- complexity: O(n log n) in GPU ops (intervals_overlap_sum sweep)
+-- show: kernels_in_flight, time_pct, time_ns, rank, nccl_with_compute_pct, run_id
 --
 -- For each device (run_id, rank, device_id), over its window W = [first kernel start, last
 -- kernel end], one row per number of kernels in flight (0, 1, 2, ...):

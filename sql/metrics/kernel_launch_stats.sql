@@ -7,6 +7,7 @@
 -- uses: gpu_op_calls, ranks, scope
 -- complexity: O(n) in GPU ops (hash join to the launching call on its correlation id)
 -- see: HTA get_cuda_kernel_launch_stats
+-- show: name, launch_delay_ns, cpu_dur_ns, gpu_dur_ns, rank, api_name, run_id
 --
 -- Each GPU op (kernel, memcpy, memset) and the CUDA API call that launched it (same file,
 -- process and correlation id; the first such call when a driver call shares the id):

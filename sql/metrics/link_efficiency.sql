@@ -7,6 +7,7 @@
 -- see: nccl-tests doc/PERFORMANCE.md (busbw against the hardware peak); nsys-ai#138 (PCIe vs NVLink)
 -- uses: collective_sizes, link_peaks, nccl_ops, ranks, scope
 -- complexity: O(n) in NCCL ops (hash aggregates and joins on keys; ranks and links are few)
+-- show: collective, size_bucket, busbw_p50_gbps, peak_gbps, efficiency_pct, link, reason, run_id
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
 -- rank's operation), with busbw as collective_bandwidth computes it (full_bytes / the shortest

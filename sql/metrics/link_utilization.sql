@@ -7,6 +7,7 @@
 -- see: nsys GPU Metrics (--gpu-metrics-devices) and NIC metrics (--nic-metrics); issue 34 item 3
 -- uses: device_peaks, gpu_metrics, link_peaks, nic_metrics, ranks, scope
 -- complexity: O(n log n) in counter samples (one window sort per GPU and counter; hash aggregates)
+-- show: counter, rank, mean_pct, max_pct, mean_gbps, link, reason, host, run_id
 --
 -- One row per link counter of a GPU or NIC port, over the samples whose interval ends in the
 -- window (start_ns / end_ns, UTC ns):

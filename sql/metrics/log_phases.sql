@@ -7,6 +7,7 @@
 -- uses: log_iterations, log_timers, runs, scope, series
 -- complexity: O(n) in log lines (hash joins and aggregates); runs and series read per run
 -- see: DeepSpeed wall_clock_breakdown, Megatron-LM iteration lines
+-- show: timer, value, median_ms, tflops, steps, varied, run_id
 --
 -- Timers come from log_timers (steps numbered per timer and rank in file order) and, as the timer
 -- 'iteration', from the elapsed time of log_iterations lines. Steps up to `warmup` are left out,

@@ -7,6 +7,7 @@
 -- uses: cpu_op_names, memory_events, nvtx_ranges, python_frames, scope
 -- complexity: O(n log n) in memory events (running sums; the module by ASOF join); the nested lookup runs only for the peaks
 -- see: memory_peaks; torch.cuda.memory._snapshot
+-- show: op, bytes, share, module, rank, iteration, run_id
 --
 -- At the peak event of each (rank, device, iteration) (memory_peaks' peak_ns: the first event
 -- after which the total allocated was highest), an allocation is live when it happened at or

@@ -7,6 +7,7 @@
 -- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
 -- uses: devices, iterations, memory_events, nvtx_ranges, phase_names, ranks, samples, scope
 -- complexity: O(n) scan of NVTX names; phase ranges joined to the iterations of their rank by range (O(p * i): few iterations per rank), memory events to spans by ASOF join
+-- show: phase, measure, max_value, mean_value, iteration, rank, run_id
 --
 -- Two sources, each where the run has it, both side by side when it has both (column source):
 --   allocator  the rank's GPU allocator events (memory_events: Kineto [memory], nsys CUDA memory

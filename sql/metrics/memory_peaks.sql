@@ -7,6 +7,7 @@
 -- uses: cpu_op_names, memory_events, scope
 -- complexity: O(n log n) in memory events (running sums, hash aggregates)
 -- see: torch.cuda.max_memory_allocated; PyTorch profiler [memory] events
+-- show: rank, iteration, peak_allocated, peak_reserved, fragmentation, op_at_peak, run_id
 --
 -- From memory_events (allocator events). Per (rank, device, iteration; NULL: outside every step):
 --   peak_allocated   the highest total allocated after any event of the iteration

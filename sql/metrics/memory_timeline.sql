@@ -7,6 +7,7 @@
 -- uses: memory_events, nvtx_ranges, phase_names, scope
 -- complexity: O(n log n) in memory events (running sums; phases by ASOF join)
 -- see: memory_events; torch.cuda.memory_allocated; nvtx_phases
+-- show: ts_ns, allocated, reserved, phase, rank, run_id
 --
 -- From memory_events (allocator events). bins > 0: each device's time span cut into that many
 -- equal bins, one point per bin that has events, at the bin's start, with the highest allocated

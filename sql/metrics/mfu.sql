@@ -7,6 +7,7 @@
 -- uses: device_peaks, iterations, kernels, perf_iteration_flops, runs, scope
 -- complexity: O(n) in kernels, counted ops and NVTX ranges (hash joins and aggregates)
 -- see: TraceLens PerfModel; CCL-Bench MFU; PaLM appendix B (6 N D)
+-- show: iteration, rank, counted_mfu_pct, model_mfu_pct, tflops_per_s, step_ns, reason, run_id
 --
 -- One row per rank and iteration (ProfilerStep#N, the iterations view):
 --   step_ns           the iteration's duration on that rank

@@ -7,6 +7,7 @@
 -- see: nsys recipe nccl_sum; nsys stats -r nvtx_sum restricted to the NCCL domain
 -- uses: nvtx_ranges, summary_stats
 -- complexity: O(n log n) in NVTX ranges (only NCCL's domain kept; a hash aggregate; quantiles sort each name's durations)
+-- show: name, time_pct, total_ns, instances, avg_ns, rank, run_id
 --
 -- The NCCL API calls as NCCL's own NVTX instrumentation records them (nsys --trace=nvtx with
 -- NCCL >= 2.x: ranges such as ncclAllReduce, ncclSend, ncclGroupStart in the NCCL domain),

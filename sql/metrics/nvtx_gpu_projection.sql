@@ -6,6 +6,7 @@
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- uses: gpu_op_calls, intervals, nvtx_ranges, scope
 -- see: nsys recipe nvtx_gpu_proj_sum, nsys stats -r nvtx_gpu_proj_trace
+-- show: name, proj_total_ns, ranges, gpu_ops, rank, run_id
 --
 -- nsys' definition (nvtx_gpu_proj_trace): a GPU op (kernel, memcpy, memset) belongs to an NVTX
 -- range when the CUDA API call that launched it lies inside the range on the same thread

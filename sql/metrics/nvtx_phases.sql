@@ -7,6 +7,7 @@
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
 -- uses: nvtx_ranges, phase_names, scope, training_steps
 -- complexity: O(R + (P + S) log(P + S)): the phase pattern is matched once per range (R), then
+-- show: phase, iteration, share_pct, total_ns, rank, run_id
 --   the P phase ranges meet the S steps of their rank by an ASOF join (a sort), not a range join
 --
 -- A phase is an NVTX range (or Kineto user annotation) whose name matches `phases`, a regular

@@ -7,6 +7,7 @@
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
 -- uses: nvtx_ranges, summary_stats
 -- complexity: O(R): one hash aggregate over the ranges; no join of ranges to anything (the
+-- show: range, time_pct, total_ns, instances, avg_ns, rank, run_id
 --   sources join is one row per file)
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:

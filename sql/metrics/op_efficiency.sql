@@ -7,6 +7,7 @@
 -- uses: device_peaks, op_kernels, op_shapes, op_shapes_recorded, scope
 -- complexity: O(n) in kernels and recorded op shapes (hash joins on correlation ids)
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
+-- show: name, input_dims, tflops_per_s, pct_of_bound, bound, gpu_ns, instances, gflops, reason, run_id
 --
 -- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its
 -- launch) and have a performance model (perf_ops, from perf_model in sql/lib/perf_models.sql:

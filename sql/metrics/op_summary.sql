@@ -7,6 +7,7 @@
 -- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, scope
 -- complexity: O(n log n) in CPU ops and GPU ops (launches by hash join; busy time by intervals_union sweep)
 -- see: TraceLens ops_summary and ops_unique_args (TreePerfAnalyzer.get_kernel_launchers)
+-- show: name, pct_of_gpu_time, subtree_gpu_ns, calls, input_dims, host_ns, run_id
 --
 -- TraceLens' kernel launchers, per rank. Each GPU op (kernel, memcpy, memset) has a launcher:
 -- the innermost CPU op around its launch call (launch_cpu_ops, gpu_op_launches.cpu_op_id; an op

@@ -7,6 +7,7 @@
 -- uses: parallel_groups, scope
 -- complexity: O(n log n) in NCCL ops and phase ranges (parallel_groups: phase of a launch by ASOF join on merged phase stretches)
 -- see: DeepSpeed ZeRO, PyTorch FSDP, Megatron-LM TP/PP, MoE expert parallelism
+-- show: process_group, collective, pattern, ranks, group_size, calls_per_iteration, evidence, run_id
 --
 -- One row per run, process group and collective (parallel_groups): the group's ranks, calls per
 -- rank and iteration in forward, backward and the optimizer step (the phase range enclosing the

@@ -7,6 +7,7 @@
 -- see: GPipe / Megatron-LM bubble fraction (p-1)/(m+p-1); CCL-Bench bubble_size_pipeline
 -- uses: gpu_ops, intervals, nccl_ops, ranks, runs, scope
 -- complexity: O(n log n) in GPU ops (intervals_window_breakdown sweep over iteration tiles)
+-- show: iteration, rank, bubble_pct, run_bubble_pct, ideal_bubble_pct, bubble_ns, note, run_id
 --
 -- Every rank is a pipeline stage. Per (rank, iteration), W is the iteration's span on the GPU
 -- (from the first start of a GPU op launched in it to the first start of one launched in the

@@ -7,6 +7,7 @@
 -- uses: gpu_op_calls, gpu_ops, ranks, scope
 -- complexity: O(n log n) in GPU ops and their launches (running sums over one sort per stream)
 -- see: HTA get_queue_length_summary, get_time_spent_blocked_on_full_queue
+-- show: stream_id, mean_len, max_len, p50_len, time_at_limit_ns, rank, run_id
 --
 -- A stream's queue holds the ops launched on it that have not started: +1 at the start of the
 -- CUDA API call that launched an op (same file, process and correlation id), -1 when the op

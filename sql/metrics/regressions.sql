@@ -7,6 +7,7 @@
 -- uses: ranks, run_measures, series
 -- complexity: O(m) in run measures (run_measures per run, then hash joins)
 -- see: breakdown_diff, run_diff, scaling
+-- show: run_id, section, item, deviation_pct, worse, value, series_median
 --
 -- A series is runs of the same configuration but for one field or the date. runs: a
 -- comma-separated list of run ids (default: every run). series: a series_id of the series view

@@ -7,6 +7,7 @@
 -- uses: device_peaks, op_kernels, op_shapes
 -- complexity: O(n) in kernels of modelled ops (hash joins on shape and launch ids, a hash aggregate per family)
 -- see: op_efficiency (the same ops per shape); Williams, Waterman, Patterson: Roofline (CACM 2009)
+-- show: family, tflops_per_s, gpu_pct, intensity, peak_tflops, device, reason, run_id
 --
 -- What the report's roofline figure draws, over the modelled ops that launched kernels (as
 -- op_efficiency: a kernel's External id names its op; shapes with FLOPs, bytes and kernel time).

@@ -7,6 +7,7 @@
 -- uses: cpu_ops, cuda_api, gpu_ops, iterations, kernel_short_name, nvtx_ranges, ranks, run_pair
 -- complexity: O(n log n) in the ops of the two runs (hash aggregates; NVTX ranges to iterations by ASOF join)
 -- see: HTA TraceDiff.compare_traces and ops_diff (tests/peer/hta_trace_diff.py)
+-- show: level, name, time_diff_ns, time_class, time_diff_pct, base_total_ns, test_total_ns, count_class
 --
 -- The ops of two runs matched by name: base is the run before (the control), test the run
 -- after. Default: base is the first run by run_id, test the next one (run_pair).

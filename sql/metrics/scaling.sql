@@ -7,6 +7,7 @@
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time, idle_gaps
 -- uses: clock_offsets, gap_causes, gpu_ops, intervals, nccl_ops, ranks, run_config, runs, series, training_steps
 -- complexity: O(n log n) in GPU ops and NCCL ops (intervals_flatten and intervals_intersect sweeps)
+-- show: run_id, world_size, step_ns, compute_pct, exposed_comm_pct, idle_pct, bottleneck, sentence
 --
 -- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
 -- size. The temporal breakdown of every rank (as temporal_breakdown computes it: W = the rank's

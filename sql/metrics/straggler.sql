@@ -7,6 +7,7 @@
 -- see: HTA straggler analysis; nsys recipe nccl_gpu_overlap_trace
 -- uses: collective_waits, scope
 -- complexity: O(n log n) in collective waits (hash aggregates, ranking window)
+-- show: rank, is_straggler, arrived_last_pct, total_wait_ns, mean_wait_ns, run_id
 --
 -- Collectives (not sends or receives: their peers differ from rank to rank) matched across
 -- ranks by op_key and seen on at least two ranks, from the collective_waits view: times are

@@ -7,6 +7,7 @@
 -- see: straggler, straggler_ops, idle_gaps, host_breakdown; msprof-analyze slow-rank analysis; traceml#374
 -- uses: collective_parts, gap_causes, gpu_ops, host_activity, iterations, scope
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (a scan for the idle stretches: gpu_ops.device_prev_end_ns); host events as idle_gaps (binned equi-joins)
+-- show: op_key, rank, cause, late_ns, why, collective, main_cause, run_id
 --
 -- For each collective matched across ranks (collective_waits: sends and receives excluded), with
 -- arrivals (kernel starts) compared on the aligned clock:

@@ -7,6 +7,7 @@
 -- see: HTA straggler analysis (per collective); straggler sums these per rank
 -- uses: collective_waits, scope
 -- complexity: O(n log n) in collective waits
+-- show: op_key, rank, collective, wait_ns, arrived_last, start_skew_ns, run_id
 --
 -- One row per rank of each collective matched across ranks by op_key (sends and receives
 -- excluded), from the collective_waits view. Times aligned across hosts (raw - clock offset):

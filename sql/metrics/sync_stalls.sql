@@ -7,6 +7,7 @@
 -- see: nsys analyze rules cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async
 -- uses: gpu_ops, host_activity, ranks, scope
 -- complexity: O(n log n) in GPU ops and host events (sweeps; no range join)
+-- show: rule, name, blocked_ns, gpu_idle_ns, rank, calls, run_id
 --
 -- The calls are blocking_calls' (sql/lib/host_activity.sql), on any host thread:
 --   sync api         cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,

@@ -7,6 +7,7 @@
 -- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
 -- uses: gpu_ops, intervals, iteration_tiles, launches, ranks, scope
 -- complexity: O(n log n) in GPU ops (intervals_window_breakdown sweep over iteration tiles)
+-- show: rank, iteration, compute_pct, exposed_comm_pct, idle_pct, exposed_mem_pct, window_ns, run_id
 --
 -- W is the window: the rank's GPU span [first GPU op start, last GPU op end], cut to
 -- start_ns/end_ns (UTC) when given. Over W, with U = merged intervals and |.| = total length:

@@ -7,6 +7,7 @@
 -- see: CCL-Bench throughput_tokens_sec
 -- uses: clock_offsets, perf_iteration_flops, runs, scope, training_steps
 -- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
+-- show: run_id, tokens_per_s, samples_per_s, tflops_per_gpu, median_iteration_ns, reason
 --
 -- One row per run. The iteration time is the median over iterations of the across-rank
 -- iteration time (last aligned end - first aligned start over the ranks), as iteration_time

@@ -7,6 +7,7 @@
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
 -- uses: collective_sizes, nccl_ops, scope
 -- complexity: O(n) in NCCL ops (hash aggregates)
+-- show: collective, size_bucket, collectives, busbw_p50_gbps, total_bytes, total_ns, note, run_id
 --
 -- Each collective counts once, matched across ranks by op_key (a send or receive is its own
 -- rank's operation), with its size (full_bytes, nccl-tests size), t = the shortest duration over

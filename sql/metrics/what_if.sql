@@ -7,6 +7,7 @@
 -- uses: collective_waits, dependency_graph
 -- complexity: as critical_path (its walk), then O(n) in the path's edges and a hash join to collective_waits
 -- see: the issue's what-if scenarios; HTA has none
+-- show: scenario, gain_ns, new_step_ns, gain_share, path_ns, end_rank, run_id
 --
 -- AN UPPER BOUND on the gain: the step's critical path (critical_path, same parameters) less
 -- the time the scenario takes off that path. Another chain of the graph, shorter today, may

@@ -421,14 +421,16 @@ def query(
         from .spark import run_metric_spark, spark_session
 
         write(run_metric_spark(spark_session(), chosen, params, lake), fmt, output,
-              max_rows, err, units=units, title_columns=True)
+              max_rows, err, units=units, title_columns=True,
+              show=chosen.show)
         return
     with _session(db, wait, memory_limit=memory_limit, timeout=timeout) as session:
         result = session.query(chosen, params)
         if fail and "worse" not in result.column_names:
             raise TracewhError(f"--fail: {chosen.name} has no 'worse' column to judge by "
                                "(regressions has one; for two runs: 'tracewh diff --fail-on')")
-        write(result, fmt, output, max_rows, err, units=units, title_columns=True)
+        write(result, fmt, output, max_rows, err, units=units, title_columns=True,
+              show=chosen.show)
     if fail:
         _fail_on_worse(result)
     if result.num_rows == 0 and bind_values(chosen, params).get("include_first_last") is False:
@@ -508,7 +510,8 @@ def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = N
 
     with _session(db, wait) as session:
         result = run_context(session.con)
-        write(result, fmt, output, 10_000, err, units=units)
+        write(result, fmt, output, 10_000, err, units=units, show=(
+            "run_id", "span_ns", "iterations", "ranks", "world_size", "gpus", "hosts", "note"))
         if chosen_format(fmt, output) is Format.table:
             _print_run_notes(result)
 
@@ -844,6 +847,7 @@ def diff(
         tracewh diff main pr-123 --fail-on 'step_time>+5%,exposed_comm>+10%'
     """
     from .gate import judge, parse_fail_on
+    from .metrics import find_metric
 
     clauses = parse_fail_on(fail_on) if fail_on is not None else []
     unknown = [x.strip() for x in level.split(",") if x.strip() not in DIFF_LEVELS]
@@ -864,10 +868,12 @@ def diff(
     if fmt in (Format.table, Format.markdown) and output is None:
         print(sentence)
         if breakdown:
-            write(summary, fmt, None, summary.num_rows, err, units=units, title_columns=True)
+            write(summary, fmt, None, summary.num_rows, err, units=units, title_columns=True,
+                  show=find_metric("breakdown_diff").show)
     else:
         err.print(sentence, highlight=False, soft_wrap=True, markup=False)
-    write(changes, fmt, output, max_rows, err, units=units, title_columns=True)
+    write(changes, fmt, output, max_rows, err, units=units, title_columns=True,
+          show=find_metric("run_diff").show)
     for verdict in verdicts:
         err.print(verdict.line(), highlight=False, markup=False, soft_wrap=True)
     if any(v.failed for v in verdicts):
@@ -879,8 +885,7 @@ def metrics_list(fmt: FormatOption = None, output: OutputOption = None) -> None:
     """List every metric with its version and summary."""
     from .metrics import metric_catalogue
 
-    table = metric_catalogue()
-    write(table, fmt, output, 10_000, err)
+    write(metric_catalogue(), fmt, output, 10_000, err, show=("metric", "summary", "params"))
 
 
 @metrics_app.command("show")

@@ -11,6 +11,8 @@ A metric file is a comment header, then one query over the public views (DESIGN 
     -- see: nsys stats -r cuda_gpu_kern_sum  (optional)
     -- uses: kernels                       (the modules of sql/lib and sql/views it reads)
     -- complexity: O(n log n) in kernels   (optional: its cost in what a capture holds many of)
+    -- show: name, time_pct, total_ns      (optional: the columns a narrow terminal keeps, most
+                                            telling first; the others give way first)
     SELECT ...
 
 Header lines are `-- key: value` with one of the keys above; other leading comment lines are free
@@ -45,7 +47,7 @@ if TYPE_CHECKING:  # loaded where a query is checked or run: 'metrics list' read
     from sqlglot import exp
 
 REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params", "uses")
-OPTIONAL_KEYS = ("unit", "see", "complexity")
+OPTIONAL_KEYS = ("unit", "see", "complexity", "show")
 _HEADER_LINE = re.compile(r"^--\s*(%s):\s*(.*?)\s*$" % "|".join(REQUIRED_KEYS + OPTIONAL_KEYS))
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _PARAM = re.compile(
@@ -97,6 +99,7 @@ class Metric:
     body: str  # the file after its header: the query, as written
     path: Path
     complexity: str | None = None  # its cost in what a capture holds many of (ranges, ops)
+    show: tuple[str, ...] = ()  # the columns a narrow terminal keeps, most telling first
 
     @property
     def query(self) -> str:
@@ -244,6 +247,7 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
         body=body,
         path=path,
         complexity=header.get("complexity", (None,))[0] or None,
+        show=tuple(c.strip() for c in header.get("show", ("",))[0].split(",") if c.strip()),
     )
 
 
@@ -424,7 +428,6 @@ def metric_catalogue(sql_root: str | Path | None = None):
     from .output import Rows
 
     found = list_metrics(sql_root, check=False)
-    # least useful last: a narrow terminal leaves those out first
     return Rows(["metric", "version", "summary", "params", "grain"],
                 [False, True, False, False, False],
                 [(m.name, m.version, m.summary, ", ".join(p.name for p in m.params),

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from .atomic import written_whole
 from .errors import TracewhError, storage_fault
@@ -51,6 +51,7 @@ _EXTENSIONS = {".csv": Format.csv, ".json": Format.json, ".parquet": Format.parq
 _SCALE = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 _EPOCH_NS = 10**17  # a *_ns value above this is a moment (1973 or later), not a duration
 _TEXT_WIDTH = 48    # a long kernel name takes no more than this of the room numbers need
+_TELLING_WIDTH = 32  # a text column a metric names in `-- show:` keeps at least this much
 
 
 def chosen_format(fmt: Format | None, output: Path | None) -> Format:
@@ -102,14 +103,16 @@ class Rows:
 
 
 def write(result: pa.Table | Rows, fmt: Format | None, output: Path | None, max_rows: int,
-          err: Console, *, units: Units = Units.auto, title_columns: bool = False) -> None:
+          err: Console, *, units: Units = Units.auto, title_columns: bool = False,
+          show: Sequence[str] = ()) -> None:
     """`title_columns`: the first two columns are a metric's name and version, the same on every
-    row; a terminal table says them once, as its title."""
+    row; a terminal table says them once, as its title. `show`: the columns a narrow terminal
+    keeps, most telling first (a metric's `-- show:`)."""
     fmt = chosen_format(fmt, output)
     if fmt is Format.table and output is None:
         rows = result if isinstance(result, Rows) else Rows.of_arrow(result, max_rows)
         with stdout_faults():
-            _print_table(rows, max_rows, err, units, title_columns)
+            _print_table(rows, max_rows, err, units, title_columns, show)
         return
     import polars as pl
 
@@ -270,14 +273,14 @@ def _header(name: str, is_time: bool, units: Units) -> str:
 
 
 def _print_table(result: Rows, max_rows: int, err: Console, units: Units,
-                 title_columns: bool) -> None:
+                 title_columns: bool, show: Sequence[str] = ()) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text  # data is text, never markup: "[layer 1]" must print as written
 
     out = Console()
-    if not out.is_terminal:  # piped or in make: no terminal width to fit, so do not squeeze
-        out = Console(width=100_000)
+    if not out.is_terminal:  # piped: fit the terminal the pipe ends in, if any
+        out = Console(width=_piped_width())
     title, first = None, 0
     if title_columns and result.columns[:2] == ["metric", "version"]:
         if result.rows:
@@ -296,9 +299,11 @@ def _print_table(result: Rows, max_rows: int, err: Console, units: Units,
         else:
             cells = ["" if v is None else printable(str(v)) for v in values]
         columns.append((printable(_header(name, is_time, units)), cells, numeric))
+    names = result.columns[first:]
     widths, dropped = fit_columns(
         [(len(h), max((len(c) for c in cells), default=0), numeric)
-         for h, cells, numeric in columns], out.width)
+         for h, cells, numeric in columns], out.width,
+        [names.index(name) for name in show if name in names])
     table = Table(show_lines=False, header_style="bold", title=title and Text(title),
                   title_justify="left")
     kept = [(column, width) for column, width in zip(columns, widths) if width is not None]
@@ -320,25 +325,47 @@ def _print_table(result: Rows, max_rows: int, err: Console, units: Units,
         err.print("(no rows)", highlight=False, markup=False)
 
 
-def fit_columns(columns: list[tuple[int, int, bool]], room: int) -> tuple[list, list[int]]:
+def _piped_width() -> int:
+    """Columns for a table whose stdout is piped (`| less`, `> file`): $COLUMNS when set, else
+    the width of the terminal the command was typed in (stderr or stdin), else no limit (make,
+    CI: nothing to fit, so nothing is squeezed)."""
+    if os.environ.get("COLUMNS", "").isdigit() and int(os.environ["COLUMNS"]) > 0:
+        return int(os.environ["COLUMNS"])
+    for stream in (sys.stderr, sys.stdin):
+        try:
+            if stream is not None and stream.isatty():
+                return os.get_terminal_size(stream.fileno()).columns
+        except (OSError, ValueError):
+            continue
+    return 100_000
+
+
+def fit_columns(columns: list[tuple[int, int, bool]], room: int,
+                importance: Sequence[int] = ()) -> tuple[list, list[int]]:
     """Widths for (header width, widest cell, numeric) columns within `room` characters, and
     the columns left out. A number keeps its full width; text shrinks to 48 characters, then to
-    20 (or its header). When even that does not fit, columns are left out, the least telling
-    first: text after the first text column that follows the first two (a name's short form,
-    a kind), then numbers from the right (the headline figures come first, min/max/stddev
-    last), then the rest; the first two (what a row is about) stay."""
+    20 (or its header; 32 for a column `importance` names). When even that does not fit, columns are left out, the least telling
+    first. `importance` (a metric's `-- show:`, most telling first) says which: the columns it
+    does not name give way first, from the right, then those it names from its end. Without
+    it: text after the first text column that follows the first two (a name's short form, a
+    kind), then numbers from the right (the headline figures come first, min/max/stddev last),
+    then the rest; the first two (what a row is about) stay."""
     full = [max(h, c) for h, c, _ in columns]
-    least = [w if numeric else min(w, max(h, 20)) for w, (h, _, numeric) in zip(full, columns)]
+    least = [w if numeric else min(w, max(h, _TELLING_WIDTH if i in importance else 20))
+             for i, (w, (h, _, numeric)) in enumerate(zip(full, columns))]
     widths = [w if numeric else min(w, _TEXT_WIDTH) for w, (_, _, numeric) in zip(full, columns)]
     kept = list(range(len(columns)))
 
     def needed(sizes):  # rich's box: a bar before each column and at the end, a space either side
         return sum(sizes[i] for i in kept) + 3 * len(kept) + 1
 
-    texts = [i for i in kept[2:] if not columns[i][2]]
-    order = (texts[:0:-1] + [i for i in reversed(kept[2:]) if columns[i][2]] + texts[:1]
-             + list(reversed(kept[:2])))
-    while len(kept) > 1 and needed(least) > room:  # the first column always stays
+    if importance:
+        order = [i for i in reversed(kept) if i not in importance] + list(importance)[::-1]
+    else:
+        texts = [i for i in kept[2:] if not columns[i][2]]
+        order = (texts[:0:-1] + [i for i in reversed(kept[2:]) if columns[i][2]] + texts[:1]
+                 + list(reversed(kept[:2])))
+    while len(kept) > 1 and needed(least) > room:  # the most telling column always stays
         kept.remove(order.pop(0))
     for i in sorted(kept, key=lambda i: -widths[i]):  # the widest text gives way first
         if needed(widths) > room and not columns[i][2]:
