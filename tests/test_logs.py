@@ -89,6 +89,27 @@ def test_megatron_iteration_lines_and_arguments(db_path):
     assert config == [(2, 4, 1, 1, 24, 2048, 16, 2048, 8, 1, "megatron-args")]
 
 
+def test_primus_megatron_colour_rank_prefix_repeats_and_pairs(db_path):
+    """A 2026 Primus/Megatron-Core log: ANSI colours, '[rank-7/8]', each line printed twice,
+    `current/running average` pairs and a field of several sizes (fixtures/logs: three
+    iterations written from the values asserted here)."""
+    result = ingest(db_path, "--log", str(FIXTURES / "primus_megatron.log"))
+    assert result.exit_code == 0, result.stderr
+    got = rows(db_path, "SELECT rank, iteration, ts_ns, elapsed_ms, "
+                        "fields['elapsed_time_per_iteration_ms_avg'], tflops, "
+                        "fields['throughput_per_gpu_tflop_s_gpu_avg'], lm_loss, global_batch, "
+                        "consumed_samples, train_iterations FROM log_iterations ORDER BY 2")
+    minute = 60 * 10**9
+    start = 1_772_366_400 * 10**9  # 2026-03-01 12:00:00 UTC
+    assert got == [
+        (7, 1, start + 1 * minute, 32208.7, 32208.7, 238.4, 238.4, 10.87836, 128, 128, 100),
+        (7, 2, start + 2 * minute, 31950.2, 32079.5, 240.3, 239.4, 10.50211, 128, 256, 100),
+        (7, 3, start + 3 * minute, 31990.0, 32049.6, 240.0, 239.6, 10.21, 128, 384, 100)]
+    warnings = rows(db_path, "SELECT warnings FROM sources")[0][0]
+    assert "3 line(s) printed twice in a row: read once" in warnings
+    assert "'hip mem usage/free/total/usage_ratio'" in warnings
+
+
 def test_megatron_key_value_form(db_path):
     assert ingest(db_path, "--log", str(FIXTURES / "megatron_deepspeed_kv.log")).exit_code == 0
     got = rows(db_path, "SELECT iteration, consumed_samples, consumed_tokens, elapsed_ms, "

@@ -4,7 +4,8 @@
 -- `iteration=       2/  317892 | consumed_samples=         512 | ...`. Field names are made
 -- alike (lower case, words joined by '_': 'elapsed time per iteration (ms)' and
 -- 'elapsed_time_per_iteration_ms' both give elapsed_time_per_iteration_ms); every field is in
--- `fields`, the usual ones also as columns.
+-- `fields`, the usual ones also as columns. A pair `32208.7/32208.7` (Megatron-Core, Primus:
+-- this iteration / the running average) gives the field and `<field>_avg`.
 CREATE OR REPLACE VIEW log_iterations AS
 SELECT
     run_id,
@@ -23,7 +24,8 @@ SELECT
     any_value(value) FILTER (WHERE name = 'loss_scale') AS loss_scale,
     any_value(value) FILTER (WHERE name = 'samples_per_second') AS samples_per_second,
     coalesce(any_value(value) FILTER (WHERE name = 'tflops'),   -- TFLOPs, else Megatron-DeepSpeed's [LM]TFLOPs
-             any_value(value) FILTER (WHERE name = 'lm_tflops')) AS tflops,
+             any_value(value) FILTER (WHERE name = 'lm_tflops'),   -- or Megatron-Core's per GPU
+             any_value(value) FILTER (WHERE name = 'throughput_per_gpu_tflop_s_gpu')) AS tflops,
     map_from_entries(list((name, value) ORDER BY name)) AS fields  -- every field of the line
 FROM store.log_values
 WHERE kind = 'iteration'

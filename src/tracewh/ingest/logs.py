@@ -17,13 +17,17 @@ from ..errors import IngestError
 
 LOG_SUFFIXES = (".log",)
 
-_STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?\]")
-_RANK = re.compile(r"\[Rank (\d+)\]")
+_STAMP = re.compile(r"^\[(\d{4}-?\d\d-?\d\d)[ T](\d\d:\d\d:\d\d)(?:[,.](\d{1,9}))?\]")
+# '[Rank 3]' (DeepSpeed), '[rank-7/8]' (Primus and other Megatron launchers)
+_RANK = re.compile(r"\[Rank (\d+)\]|\[rank-(\d+)(?:/\d+)?\]", re.I)
+_COLOUR = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # ANSI escape sequences (colour, bold)
 _TIMERS = re.compile(r"\btime \(ms\)\s*\|(.*)$")
 _MEMORY = re.compile(r"\(after (\d+) iterations\) memory \(MB\)\s*\|(.*)$")
 _ITERATION = re.compile(r"\biteration\s*=?\s*(\d+)\s*/\s*(\d+)\s*\|(.*)$")
 _NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|nan|inf)"
-_PIECE = re.compile(rf"^\s*([^\s:=|][^:=|]*?)\s*[:=]\s*({_NUMBER})\s*$", re.I)
+# 'name: 1.5', and 'name: 32208.7/32208.7' (Megatron's current/running-average pairs)
+_PIECE = re.compile(rf"^\s*([^\s:=|][^:=|]*?)\s*[:=]\s*({_NUMBER})(?:\s*/\s*({_NUMBER}))?\s*$",
+                    re.I)
 _SPECIAL_GROUPS = {"rank", "step", "ts", "name", "ms"}
 
 
@@ -46,17 +50,25 @@ def _key(name: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", name.lower()).strip("_")
 
 
-def _pieces(text: str, normalize: bool) -> list[tuple[str, float]] | None:
-    """'a: 1.5 | b: 2 |' -> [('a', 1.5), ('b', 2.0)]; None when a piece is not `name: number`."""
+def _pieces(text: str, normalize: bool, skipped: list[str] | None = None
+            ) -> list[tuple[str, float]] | None:
+    """'a: 1.5 | b: 2/2.5 |' -> [('a', 1.5), ('b', 2.0), ('b_avg', 2.5)] (a pair is the value
+    and its running average); None when a piece is not `name: number`, unless `skipped` is
+    given: such a piece's name is added to it and the others are kept."""
     found = []
     for piece in text.split("|"):
         if not piece.strip():
             continue
         match = _PIECE.match(piece)
         if not match:
-            return None
+            if skipped is None:
+                return None
+            skipped.append(piece.split(":")[0].strip())
+            continue
         name = _key(match.group(1)) if normalize else match.group(1).strip()
         found.append((name, float(match.group(2))))
+        if match.group(3) is not None:
+            found.append((f"{name}_avg" if normalize else f"{name} avg", float(match.group(3))))
     return found or None
 
 
@@ -64,8 +76,9 @@ def _stamp_ns(line: str) -> int | None:
     match = _STAMP.match(line)
     if not match:
         return None
-    when = datetime.fromisoformat(match.group(1).replace(" ", "T")).replace(tzinfo=timezone.utc)
-    fraction = (match.group(2) or "").ljust(9, "0")
+    when = datetime.strptime(match.group(1).replace("-", "") + " " + match.group(2),
+                             "%Y%m%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    fraction = (match.group(3) or "").ljust(9, "0")
     return int(when.timestamp()) * 1_000_000_000 + int(fraction or 0)
 
 
@@ -109,6 +122,9 @@ class _Reading:
     invalid_utf8: int = 0
     cut: int | None = None
     stamped: bool = False
+    last: dict = field(default_factory=dict)  # rank -> the last line read: a repeat is skipped
+    repeated: int = 0
+    fields_skipped: Counter = field(default_factory=Counter)  # iteration fields not numbers
 
     def warnings(self) -> list[str]:
         said = []
@@ -123,6 +139,11 @@ class _Reading:
             said.append(f"last line ({self.cut}) cut short: not stored")
         if self.stamped:
             said.append("log time stamps carry no zone: taken as UTC")
+        if self.repeated:
+            said.append(f"{self.repeated} line(s) printed twice in a row: read once")
+        if self.fields_skipped:
+            said.append("iteration fields that are no single number not stored: "
+                        + ", ".join(f"'{name}'" for name in sorted(self.fields_skipped)[:5]))
         return said
 
 
@@ -135,14 +156,21 @@ def _read_chunk(con, chunk: list[bytes], user: re.Pattern | None, state: _Readin
         if state.head_bytes < _HEAD_BYTES:
             state.head.append(line)
             state.head_bytes += len(raw)
-        lines.append(line.rstrip("\n").removesuffix("\r") if line.endswith("\n") else line)
+        line = line.rstrip("\n").removesuffix("\r") if line.endswith("\n") else line
+        if "\x1b" in line:
+            line = _COLOUR.sub("", line)
+        lines.append(line)
     rows: dict[str, list] = {name: [] for name in _SCHEMA.names}
     user_hits = _user_hits(lines, user) if user is not None else [None] * len(lines)
     for raw, line, hit in zip(chunk, lines, user_hits):
         state.line_no += 1
-        found = _read_line(line, hit)
+        found = _read_line(line, hit, state.fields_skipped)
         if found is None:
             continue
+        if state.last.get(found[1]) == line:  # a logger with two handlers prints each line twice
+            state.repeated += 1
+            continue
+        state.last[found[1]] = line
         if not raw.endswith(b"\n"):
             state.cut = state.line_no  # a cut line's last number may be cut too: not stored
             continue
@@ -208,11 +236,13 @@ def group_names(pattern: re.Pattern) -> list[str]:
     return [by_index.get(i, f"_{i}") for i in range(1, pattern.groups + 1)]
 
 
-def _read_line(line: str, user_hit: dict | None):
+def _read_line(line: str, user_hit: dict | None, fields_skipped: Counter):
     """(kind, rank, step, [(name, value)] or None when it does not parse), or None for a line
-    that is no timer, iteration or memory line. `user_hit`: the --log-pattern's groups."""
+    that is no timer, iteration or memory line. `user_hit`: the --log-pattern's groups; an
+    iteration field that is no number (`mem usage/free: 1GB/2GB`) is counted in
+    `fields_skipped`."""
     rank_match = _RANK.search(line)
-    rank = int(rank_match.group(1)) if rank_match else None
+    rank = int(rank_match.group(1) or rank_match.group(2)) if rank_match else None
     if user_hit is not None:
         return _read_user(user_hit, rank)
     match = _TIMERS.search(line)
@@ -223,7 +253,9 @@ def _read_line(line: str, user_hit: dict | None):
         return "memory", rank, int(match.group(1)), _pieces(match.group(2), normalize=True)
     match = _ITERATION.search(line)
     if match:
-        values = _pieces(match.group(3), normalize=True)
+        skipped: list[str] = []
+        values = _pieces(match.group(3), normalize=True, skipped=skipped)
+        fields_skipped.update(skipped)
         if values is not None:
             values.insert(0, ("train_iterations", float(match.group(2))))
         return "iteration", rank, int(match.group(1)), values
