@@ -182,6 +182,38 @@ def test_stray_json_and_duplicates_do_not_flood(tmp_path):
     assert again.stderr.count("skipped ") == 3 and "24 already present" in again.stderr
 
 
+def test_files_read_beside_the_traces_are_not_passed_over(tmp_path):
+    folder = tmp_path / "job"
+    shutil.copytree(SAMPLE / "fsdp_4ranks_kineto", folder)
+    (folder / "workload.yaml").write_text("workload:\n  data:\n    batch_size: 8\n    seq_len: 512\n")
+    (folder / "notes.yaml").write_text("todo: rerun with 8 nodes\n")
+    (folder / "ds_config.json").write_text(json.dumps({"train_batch_size": 8}))
+    result = runner.invoke(app, ["ingest", str(folder), "--db", str(tmp_path / "w.duckdb")])
+    assert result.exit_code == 0, result.stderr
+    assert "passed over 1 .yaml (notes.yaml)" in result.stderr  # the card and config were read
+    assert "workload.yaml" not in result.stderr and "ds_config" not in result.stderr
+
+
+def test_hints_name_the_cause_that_applies(tmp_path):
+    """throughput without complete iterations names include_first_last; traffic_distribution
+    on a Kineto trace without message sizes does not blame nsys' --include-blobs."""
+    generate_kineto_job(tmp_path / "one", KinetoJobSpec(world_size=2, iterations=1))
+    for trace in (tmp_path / "one").glob("*.json"):  # the NCCL ops' sizes taken out
+        doc = json.loads(trace.read_text())
+        for event in doc["traceEvents"]:
+            for key in ("In msg nelems", "Out msg nelems"):
+                event.get("args", {}).pop(key, None)
+        trace.write_text(json.dumps(doc))
+    db = tmp_path / "w.duckdb"
+    assert runner.invoke(app, ["ingest", "-q", str(tmp_path / "one"), "--db", str(db)]).exit_code == 0
+    with tracewh.Session(db) as session:
+        (reason,) = session.query("throughput").column("reason").to_pylist()
+        notes = set(session.query("traffic_distribution").column("note").to_pylist())
+    assert reason.endswith("(include_first_last=true keeps them)")
+    assert notes == {"message size unknown: full_bytes is NULL (this Kineto trace records no "
+                     "message size on these NCCL ops: no 'In msg nelems' in their args)"}
+
+
 def test_natural_file_order(tmp_path):
     for name in ("node10.sqlite", "node2.sqlite", "node1.sqlite"):
         (tmp_path / name).write_bytes(b"")

@@ -1,5 +1,5 @@
 -- metric: throughput
--- version: 3
+-- version: 4
 -- summary: Training throughput from run metadata: tokens/s = global batch x sequence length / median iteration time
 -- unit: tokens/s
 -- grain: run_id
@@ -61,7 +61,9 @@ SELECT
       * (r.batch_size * r.seq_len * 1e9 / p.median_iteration_ns) / r.world_size / 1e12
       AS model_tflops_per_gpu,
     CASE WHEN p.median_iteration_ns IS NULL
-             THEN 'no complete iteration: the iterations view (or step_pattern) has none past the first and last'
+             THEN CASE WHEN coalesce(CAST(getvariable('include_first_last') AS BOOLEAN), false)
+                       THEN 'no complete iteration: the iterations view (or step_pattern) has none'
+                       ELSE 'no complete iteration: the iterations view (or step_pattern) has none past the first and last (include_first_last=true keeps them)' END
          WHEN p.median_iteration_ns <= 0 THEN 'iteration time is zero'
          WHEN r.batch_size IS NULL AND r.seq_len IS NULL
              THEN 'runs.batch_size and runs.seq_len are NULL: no workload card with workload.data.batch_size and seq_len'

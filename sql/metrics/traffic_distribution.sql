@@ -1,11 +1,11 @@
 -- metric: traffic_distribution
--- version: 2
+-- version: 3
 -- summary: Collective traffic by kind, process group and message size: bytes, count, time and bus bandwidth percentiles
 -- unit: bytes, ns, GB/s
 -- grain: run_id, collective, pg_name, size_bucket
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
--- uses: collective_sizes, nccl_ops, scope
+-- uses: collective_sizes, nccl_ops, scope, sources
 -- complexity: O(n) in NCCL ops (hash aggregates)
 -- show: collective, size_bucket, collectives, busbw_p50_gbps, total_bytes, total_ns, note, run_id
 --
@@ -60,7 +60,9 @@ SELECT
     quantile_cont(busbw_gbps, 0.1) AS busbw_p10_gbps,
     quantile_cont(busbw_gbps, 0.5) AS busbw_p50_gbps,
     quantile_cont(busbw_gbps, 0.9) AS busbw_p90_gbps,
-    CASE WHEN bucket_order = 9
+    CASE WHEN bucket_order = 9 AND run_id IN (SELECT run_id FROM sources WHERE format = 'kineto-json')
+             THEN 'message size unknown: full_bytes is NULL (this Kineto trace records no message size on these NCCL ops: no ''In msg nelems'' in their args)'
+         WHEN bucket_order = 9
              THEN 'message size unknown: full_bytes is NULL (nsys exports carry NCCL sizes only with --include-blobs)'
          WHEN count(busbw_gbps) = 0 THEN 'zero durations: bandwidth undefined'
     END AS note

@@ -74,6 +74,7 @@ def discover(paths: list[Path], run: str | None = None,
             continue
         if given.is_dir():
             files, passed_over = _traces_below(given, errors)
+            passed_over = [p for p in passed_over if not _read_beside_traces(p)]
             root = given
             if passed_over and files:
                 notes.append(f"{given}: passed over {_counted(passed_over)}")
@@ -117,6 +118,14 @@ def _traces_below(folder: Path, errors: list[IngestError]) -> tuple[list[Path], 
         else:
             traces.append(path)
     return traces, passed_over
+
+
+def _read_beside_traces(path: Path) -> bool:
+    """Is `path` the workload card or DeepSpeed config that ingest reads beside the traces of
+    its folder (not a file passed over)?"""
+    from .config import find_ds_config
+
+    return path in (find_card(path.parent), find_ds_config(path.parent))
 
 
 def natural_key(path: Path) -> list:
