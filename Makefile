@@ -8,9 +8,17 @@ HTA     = $(HTA_VENV)/bin/python
 
 .PHONY: demo test test-spark bench sample clean
 
+# the demo installs what tracewh needs; the tests, Spark and the benches add their extras
+# (pyspark alone is ~450 MB) the first time one of them runs
+EXTRAS  = $(VENV)/.extras-test-spark-bench
+
 $(BIN)/tracewh: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(EXTRAS): $(BIN)/tracewh
 	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
 	@touch $@
 
@@ -29,15 +37,15 @@ demo: $(BIN)/tracewh
 ## TEST_JOBS worker processes (pytest-xdist; each file runs whole in one worker); TEST_JOBS=0 runs
 ## in this process alone.
 TEST_JOBS ?= 2
-test: $(BIN)/tracewh
+test: $(EXTRAS)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -n $(TEST_JOBS) --dist loadfile
 
 ## Only the Spark agreement test, every metric (make test runs a few: tests/test_spark.py FAST).
-test-spark: $(BIN)/tracewh
+test-spark: $(EXTRAS)
 	TRACEWH_SPARK_ALL=1 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -m spark
 
 ## Benchmarks: print throughput, peak memory and ratios against a baseline.
-bench: $(BIN)/tracewh $(HTA)
+bench: $(EXTRAS) $(HTA)
 	$(BIN)/python bench/nsys_ingest.py
 	$(BIN)/python bench/kineto_ingest.py --hta-python $(HTA)
 

@@ -205,3 +205,16 @@ def test_shell_found_in_tracewhs_environment_not_activated(sample_db, tmp_path):
                           env={**os.environ, "PATH": str(tmp_path)}, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "not on PATH" not in done.stderr, done.stderr
+
+
+def test_make_demo_installs_tracewh_alone():
+    """`make demo` builds the venv with tracewh's own dependencies; the test, Spark and bench
+    extras (pyspark: ~450 MB) come with `make test` (measured: see the issue 38 note)."""
+    import re
+
+    makefile = (sql_dir().parent / "Makefile").read_text()
+    rules = dict(re.findall(r"^([^\s:#=]+):([^\n=]*)$", makefile, re.M))
+    base = rules["$(BIN)/tracewh"]
+    assert "$(EXTRAS)" not in rules["demo"] and "$(BIN)/tracewh" in rules["demo"]
+    assert "pip install --quiet -e .\n" in makefile.split("$(BIN)/tracewh:" + base)[1]
+    assert "$(EXTRAS)" in rules["test"] and "'.[test,spark,bench]'" in makefile

@@ -46,7 +46,14 @@ def test_summary_numbers_are_the_metrics(sample_db):
     idlest = max(breakdown, key=lambda r: float(r["idle_pct"]))
     assert f"compute {compute:.1f}%" in lines["GPU"]
     assert f"most idle: rank {idlest['rank']}, {float(idlest['idle_pct']):.1f}%" in lines["GPU"]
-    assert "[temporal_breakdown v4]" in lines["GPU"]
+    scaling = runner.invoke(app, ["query", "scaling", "--db", str(sample_db), "-p", f"runs={RUN}",
+                                  "-f", "csv"])
+    cause = list(csv.DictReader(io.StringIO(scaling.stdout)))[0]
+    assert (f"idle mostly in host {cause['idle_cause']}, "
+            f"{float(cause['idle_cause_pct']):.1f}%)") in lines["GPU"]
+    assert "[temporal_breakdown v4, scaling v7]" in " ".join(result.stdout.split())
+    # the next commands name the warehouse they were run on
+    assert f"tracewh report --run {RUN} --out report/ --db {sample_db}" in " ".join(result.stdout.split())
 
     overlap = metric(sample_db, "comm_comp_overlap")
     whole = [r for r in overlap if r["rank"] == ""][0]
@@ -74,3 +81,18 @@ def test_summary_of_an_unknown_run(sample_db):
     result = runner.invoke(app, ["summary", "--run", "ddp", "--db", str(sample_db)])
     assert result.exit_code == 1
     assert "no run 'ddp' in the warehouse - did you mean 'ddp_4ranks'?" in result.stderr
+
+
+def test_summary_of_logs_and_of_a_run_without_steps(tmp_path):
+    """A log-only run gets its timers' medians and TFLOP/s (log_phases), and no
+    include_first_last advice when it has no steps at all."""
+    db = tmp_path / "w.duckdb"
+    log = sql_dir().parent / "tests" / "fixtures" / "logs" / "primus_megatron.log"
+    assert runner.invoke(app, ["ingest", "-q", "--log", str(log), "--db", str(db)]).exit_code == 0
+    result = runner.invoke(app, ["summary", "--db", str(db)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:] if line.strip()}
+    # iterations 2 and 3 after the warm-up: medians (31950.2 + 31990.0) / 2, (240.3 + 240.0) / 2
+    assert "median over 2 step(s): iteration 31,970.1 ms; 240.2 TFLOP/s" in lines["Training"]
+    assert "include_first_last" not in result.stdout
+    assert "no steps found" in lines["Step"]

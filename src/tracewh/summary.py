@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from .metrics import find_metric
 from .output import Units, duration
 from .resources import sql_dir
+from .warehouse import default_db_path
 
 
 @dataclass
@@ -57,9 +58,13 @@ def summarize_run(session, run_id: str, context: dict) -> RunSummary:
          f"{context['warnings']} warnings" + (f"; {context['note']}" if context["note"] else ""),
          "runs"))
 
+    db = f" --db {session.path}" if session.path not in (None, default_db_path()) else ""
     steps, cite = _rows(session, "iteration_time", run=run_id)
     across = [r for r in steps if r["rank"] is None] or steps[:1]
-    if across and across[0]["median_ns"] is not None:
+    if not context["iterations"]:
+        say(("Step time", "no steps found (no ProfilerStep#N ranges, nor a step_pattern's): "
+             "whole-run figures only", cite))
+    elif across and across[0]["median_ns"] is not None:
         r = across[0]
         say(("Step time", f"{duration(r['median_ns'], Units.auto)} median, p90 "
              f"{duration(r['p90_ns'], Units.auto)} over {r['iterations']} step(s)"
@@ -69,15 +74,20 @@ def summarize_run(session, run_id: str, context: dict) -> RunSummary:
         say(("Step time", "no whole step between the first and the last: "
              "--param include_first_last=true counts them", cite))
         summary.next_steps.append(f"tracewh query iteration_time --param run={run_id} "
-                                  "--param include_first_last=true")
+                                  f"--param include_first_last=true{db}")
 
     breakdown, cite = _rows(session, "temporal_breakdown", run=run_id)
     if breakdown:
         b = _combined("breakdown.sql", breakdown=breakdown)[0]
+        idle, idle_cite = _rows(session, "scaling", runs=run_id)
+        cause = idle[0] if idle and idle[0]["idle_cause"] is not None else None
         say(("GPU time", f"compute {pct(b['compute_pct'])}, exposed communication "
              f"{pct(b['exposed_comm_pct'])}, exposed memory {pct(b['exposed_mem_pct'])}, idle "
              f"{pct(b['idle_pct'])} (over {b['ranks']} rank(s); most idle: rank "
-             f"{b['idlest_rank']}, {pct(b['idlest_pct'])})", cite))
+             f"{b['idlest_rank']}, {pct(b['idlest_pct'])}"
+             + (f"; idle mostly in host {cause['idle_cause']}, {pct(cause['idle_cause_pct'])}"
+                if cause else "") + ")",
+             cite + (f", {idle_cite}" if cause else "")))
 
     overlap, cite = _rows(session, "comm_comp_overlap", run=run_id)
     o = _combined("overlap.sql", overlap=overlap)[0] if overlap else {}
@@ -95,7 +105,7 @@ def summarize_run(session, run_id: str, context: dict) -> RunSummary:
              f"{r['collectives']} collectives; the others waited "
              f"{duration(r['others_wait_ns'], Units.auto)} for the last rank; median start skew "
              f"{duration(r['median_start_skew_ns'], Units.auto)}", cite))
-        summary.next_steps.append(f"tracewh query straggler_ops --param run={run_id}")
+        summary.next_steps.append(f"tracewh query straggler_ops --param run={run_id}{db}")
     else:
         say(("Straggler", "no collective seen on two ranks or more", cite))
 
@@ -105,7 +115,14 @@ def summarize_run(session, run_id: str, context: dict) -> RunSummary:
                             k["kind"]) for k in _combined("top_kernels.sql",
                                                           kernel_summary=kernels)]
         say(("Top kernels", "summed over ranks; share of the run's kernel time", cite))
-    summary.next_steps.append(f"tracewh report --run {run_id} --out report/")
+    logged, cite = _rows(session, "log_phases", run=run_id)
+    if logged:
+        timers = ", ".join(f"{r['timer']} {r['median_ms']:,.1f} ms" for r in logged[:4]
+                           if r["median_ms"] is not None)
+        rates = [r["tflops"] for r in logged if r["tflops"] is not None]
+        say(("Training log", f"median over {max(r['steps'] for r in logged)} step(s): {timers}"
+             + (f"; {rates[0]:,.1f} TFLOP/s" if rates else ""), cite))
+    summary.next_steps.append(f"tracewh report --run {run_id} --out report/{db}")
     return summary
 
 
