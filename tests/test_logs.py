@@ -167,6 +167,28 @@ def _sweep(folder: Path) -> dict[str, dict]:
     return runs
 
 
+def test_a_sweep_over_sizes_is_ordered_by_magnitude(db_path, tmp_path):
+    """Sub-group sizes written subg100M ... subg2G sort 100M, 200M, 400M, 800M, 1G, 2G (as text:
+    100M, 1G, 200M, 2G, ...), in the series and in log_phases."""
+    folder = tmp_path / "sizes"
+    folder.mkdir()
+    sizes = ["1G", "100M", "2G", "400M", "200M", "800M"]
+    for n, size in enumerate(sizes):  # each log its own times: identical files are one file
+        lines = "".join(f"[Rank 0] time (ms) | fwd: {10 + i}.{n} | step: 5.0\n" for i in range(3))
+        (folder / f"log-subg{size}.log").write_text(lines)
+    assert ingest(db_path, "--log", str(folder), "--name-template",
+                  "log-subg{subgroup}").exit_code == 0
+    by_size = ["100M", "200M", "400M", "800M", "1G", "2G"]
+    assert rows(db_path, "SELECT value FROM series ORDER BY position") == [(v,) for v in by_size]
+    con = tracewh.connect(db_path, read_only=True)
+    from tracewh.metrics import find_metric, run_metric
+
+    (series_id,), = con.execute("SELECT DISTINCT series_id FROM series").fetchall()
+    phases = run_metric(con, find_metric("log_phases"), {"series": series_id}).to_pylist()
+    con.close()
+    assert [r["value"] for r in phases if r["timer"] == "fwd"] == by_size
+
+
 def test_sweep_configuration_series_and_log_phases(db_path, tmp_path):
     runs = _sweep(tmp_path / "sweep")
     result = ingest(db_path, "--log", str(tmp_path / "sweep"), "--name-template", TEMPLATE)

@@ -1,5 +1,5 @@
 -- metric: log_phases
--- version: 1
+-- version: 2
 -- summary: Phase times from training logs: per run and timer, the median over the kept steps (the first `warmup` left out) with its spread, beside the TFLOP/s the log prints
 -- unit: ms
 -- grain: run_id, timer

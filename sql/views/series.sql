@@ -1,4 +1,4 @@
--- uses: run_config
+-- uses: run_config, value_order
 -- Series: runs whose configurations (run_config) differ in exactly one field, e.g. the same model
 -- at tp 1, 2 and 4. One row per run and series; a run belongs to one series per field it shares
 -- a sweep in. Runs missing a field the others have are not in their series.
@@ -25,7 +25,8 @@ SELECT
     o.run_id,
     o.value,            -- the run's value of that field
     row_number() OVER (PARTITION BY o.varied, o.fixed
-                       ORDER BY TRY_CAST(o.value AS DOUBLE) NULLS LAST, o.value, o.run_id)
-        AS position,    -- the run's place in the series, by value (numbers as numbers)
+                       ORDER BY coalesce(TRY_CAST(o.value AS DOUBLE), value_magnitude(o.value))
+                                NULLS LAST, o.value, o.run_id)
+        AS position,    -- the run's place in the series, by value (numbers as numbers, 100M before 1G)
     array_to_string(list_transform(o.fixed, lambda x: x[1] || '=' || x[2]), ', ') AS fixed -- what the runs share
 FROM one_out o SEMI JOIN sweeps s ON s.varied = o.varied AND s.fixed = o.fixed;

@@ -207,7 +207,7 @@ def fig_log_phases_series(ctx: _Context, item: Item, series: str):
     if any(tflops.get(c[3]) is not None for c in configs):
         twin = ax.twiny()
         twin.plot([tflops.get(c[3]) for c in configs], positions, linestyle=":", marker="o",
-                  color="black", label="TFLOP/s")
+                  color="tab:red", label="TFLOP/s")
         twin.set_xlabel("TFLOP/s (as the logs print)")
     else:
         item.notes.append("No TFLOP/s line: the logs print none.")
