@@ -24,7 +24,7 @@ SELECT o.run_id, o.rank, o.file_id, o.op_id, o.external_id, o.name,
        CAST(json_extract(o.args, ['$."Input Dims"', '$."Input type"', '$."Concrete Inputs"'])
             AS VARCHAR[]) AS a
 FROM store.cpu_ops o
-SEMI JOIN launch_cpu_ops_of(getvariable('first_file_id'), getvariable('last_file_id')) l
+SEMI JOIN launch_cpu_ops_of(getvariable('first_file_id'), getvariable('last_file_id'), false) l
     ON l.cpu_op_id = o.op_id
 WHERE o.file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
   AND o.args LIKE '%"Input Dims"%';

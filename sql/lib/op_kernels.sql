@@ -32,8 +32,9 @@ CREATE OR REPLACE MACRO op_kernels(want_run, want_rank, want_iteration_from, wan
     gpu AS MATERIALIZED (  -- the GPU ops asked for, with the op around their launching call
         SELECT l.cpu_op_id, k.iteration, k.dur_ns
         FROM gpu_op_calls k
-        JOIN launch_cpu_ops l ON l.api_id = k.api_id
+        JOIN launch_cpu_ops_of(NULL, NULL, true) l ON l.api_id = k.api_id
         WHERE (k.op = 'kernel' OR (SELECT subtree FROM rule))
+          AND k.file_id IN (SELECT file_id FROM store.shaped_ops)
           AND scope_match(k.run_id, k.rank, want_run, want_rank)
           AND iteration_in(k.iteration, want_iteration_from, want_iteration_to)
           AND window_overlaps(k.start_ns, k.end_ns, want_start_ns, want_end_ns)
