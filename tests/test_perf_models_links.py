@@ -89,3 +89,15 @@ def test_an_mi300x_virtual_function_gets_mi300x_peaks(warehouse):
     mfu = run_metric(warehouse, find_metric("mfu"), {}).to_pylist()
     assert [(r["iteration"], r["counted_tflop"], r["peak_tflops"]) for r in mfu] == [
         (1, CONV_FLOPS / 1e12, MI300X_BF16)]
+
+
+def test_tracelens_peaks_are_its_arch_table(warehouse):
+    """peaks=tracelens: TraceLens v1.0.0's Agent/Analysis/utils/arch/MI300X.json ("max achievable"
+    matrix_bf16 708 TFLOP/s, mem_bw_gbps 5300) for a convolution; a GPU not in that table has none."""
+    metric = find_metric("op_efficiency")
+    [conv] = run_metric(warehouse, metric, {"peaks": "tracelens"}).to_pylist()
+    assert (conv["device"], conv["peak_tflops"], conv["peak_tbps"]) == ("MI300X", 708.0, 5.3)
+    [other] = run_metric(warehouse, metric, {"peaks": "tracelens", "device": "NVIDIA H100 80GB HBM3"}).to_pylist()
+    assert other["peak_tflops"] is None and "not in TraceLens' arch table" in other["reason"]
+    with pytest.raises(Exception, match="peaks must be datasheet or tracelens"):
+        run_metric(warehouse, metric, {"peaks": "vendor"})
