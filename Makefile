@@ -5,8 +5,11 @@ BIN     = $(VENV)/bin
 DEMO_DB = build/demo.duckdb
 HTA_VENV = build/hta-venv
 HTA     = $(HTA_VENV)/bin/python
+TRACELENS_VENV = .peers/tracelens
+TRACELENS      = $(TRACELENS_VENV)/bin/python
+TRACELENS_TGZ ?= $(or $(TRACEWH_SHARED),../shared)/peers/TraceLens-1.0.0.tar.gz
 
-.PHONY: demo test test-spark bench sample clean
+.PHONY: demo test test-spark bench sample clean tracelens-numbers
 
 # the demo installs what tracewh needs; the tests, Spark and the benches add their extras
 # (pyspark alone is ~450 MB) the first time one of them runs
@@ -56,6 +59,19 @@ $(HTA):
 	$(PYTHON) -m venv $(HTA_VENV)
 	$@ -m pip install --quiet 'HolisticTraceAnalysis==0.5.0' 'pandas<3'
 
+# TraceLens v1.0.0 (AMD-AGI/TraceLens, MIT), the op metrics' peer, in a venv of its own. It is not
+# on the package registry: ../shared/peers (or $TRACEWH_SHARED/peers) holds the tag's archive.
+# --no-deps: its setup.py lists xprof, protobuf and office365 clients, which the PyTorch perf
+# report never imports; it needs these four.
+$(TRACELENS):
+	$(PYTHON) -m venv $(TRACELENS_VENV)
+	$@ -m pip install --quiet --no-deps $(TRACELENS_TGZ)
+	$@ -m pip install --quiet pandas tqdm orjson matplotlib
+
+## Record TraceLens' numbers for tests/test_metrics_peer_tracelens.py (tests/peer/tracelens_1.0.0.json).
+tracelens-numbers: $(TRACELENS)
+	$(TRACELENS) tests/peer/tracelens_numbers.py
+
 ## Rebuild sample_db/ with the project's generator.
 sample: $(BIN)/tracewh
 	rm -rf sample_db/traces sample_db/sample.duckdb
@@ -64,4 +80,4 @@ sample: $(BIN)/tracewh
 	$(BIN)/tracewh ingest sample_db/traces --db sample_db/sample.duckdb --quiet
 
 clean:
-	rm -rf build $(VENV)
+	rm -rf build $(VENV) .peers

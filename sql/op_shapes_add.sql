@@ -15,17 +15,17 @@ FROM store.cpu_ops
 WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
 GROUP BY ALL;
 
--- the ops with shapes that launched kernels (kernels.external_id = cpu_ops.external_id)
+-- the ops with shapes that launched GPU work: the op around each launching call (the launch
+-- link, launch_cpu_ops_of: the op with the call's External id, else the innermost open on its
+-- thread), so that traces whose kernels carry the correlation id as External id have them too
 CREATE OR REPLACE TEMP TABLE _shaped AS
-SELECT o.run_id, o.rank, o.file_id, o.external_id, o.name,
+SELECT o.run_id, o.rank, o.file_id, o.op_id, o.external_id, o.name,
        -- as JSON text, parsed where it is read (perf_shapes_json, sql/lib/perf_models.sql)
        CAST(json_extract(o.args, ['$."Input Dims"', '$."Input type"', '$."Concrete Inputs"'])
             AS VARCHAR[]) AS a
 FROM store.cpu_ops o
-SEMI JOIN (SELECT DISTINCT file_id, rank, external_id FROM store.kernels
-           WHERE file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
-             AND external_id IS NOT NULL) k
-    ON k.file_id = o.file_id AND k.rank = o.rank AND k.external_id = o.external_id
+SEMI JOIN launch_cpu_ops_of(getvariable('first_file_id'), getvariable('last_file_id'), false) l
+    ON l.cpu_op_id = o.op_id
 WHERE o.file_id BETWEEN getvariable('first_file_id') AND getvariable('last_file_id')
   AND o.args LIKE '%"Input Dims"%';
 
@@ -38,8 +38,8 @@ WHERE NOT EXISTS (SELECT 1 FROM store.op_shapes s
                     AND s.input_types IS NOT DISTINCT FROM n.a[2]
                     AND s.concrete_inputs IS NOT DISTINCT FROM n.a[3]);
 
-INSERT INTO store.shaped_ops
-SELECT o.run_id, o.rank, o.file_id, o.external_id, row_number() OVER (), s.shape_id
+INSERT INTO store.shaped_ops (run_id, rank, file_id, external_id, op_no, shape_id, op_id)
+SELECT o.run_id, o.rank, o.file_id, o.external_id, row_number() OVER (), s.shape_id, o.op_id
 FROM _shaped o
 JOIN store.op_shapes s
     ON s.name = o.name AND s.input_dims IS NOT DISTINCT FROM o.a[1]

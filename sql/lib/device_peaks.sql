@@ -70,18 +70,19 @@ FROM (VALUES
 -- or no name at all, gives NULL peaks and says why in peak_reason: never a guess.
 -- Output: run_id, rank, device_name, device_source (parameter, workload card, trace), device,
 -- the device_peaks columns, peak_reason (NULL when the device is known).
+-- rank_device_names(device): each rank's device name and where it came from (rank_device_peaks).
+CREATE OR REPLACE MACRO rank_device_names(device_param) AS TABLE
+SELECT k.run_id, k.rank,
+       coalesce(CAST(device_param AS VARCHAR), c.card_model, d.name) AS device_name,
+       CASE WHEN device_param IS NOT NULL THEN 'parameter'
+            WHEN c.card_model IS NOT NULL THEN 'workload card'
+            WHEN d.name IS NOT NULL THEN 'trace' END AS device_source
+FROM ranks k
+LEFT JOIN (SELECT run_id, xpu_model AS card_model FROM run_hardware) c USING (run_id)
+LEFT JOIN (SELECT run_id, rank, min(name) AS name FROM devices
+           WHERE rank IS NOT NULL AND name IS NOT NULL GROUP BY run_id, rank) d USING (run_id, rank);
+
 CREATE OR REPLACE MACRO rank_device_peaks(device_param) AS TABLE
-WITH named AS (
-    SELECT k.run_id, k.rank,
-           coalesce(CAST(device_param AS VARCHAR), c.card_model, d.name) AS device_name,
-           CASE WHEN device_param IS NOT NULL THEN 'parameter'
-                WHEN c.card_model IS NOT NULL THEN 'workload card'
-                WHEN d.name IS NOT NULL THEN 'trace' END AS device_source
-    FROM ranks k
-    LEFT JOIN (SELECT run_id, xpu_model AS card_model FROM run_hardware) c USING (run_id)
-    LEFT JOIN (SELECT run_id, rank, min(name) AS name FROM devices
-               WHERE rank IS NOT NULL AND name IS NOT NULL GROUP BY run_id, rank) d USING (run_id, rank)
-)
 SELECT n.run_id, n.rank, n.device_name, n.device_source, p.device,
        p.fp64_tflops, p.fp32_tflops, p.tf32_tflops, p.bf16_tflops, p.fp16_tflops, p.fp8_tflops,
        p.hbm_tbps, p.source AS peak_source,
@@ -91,6 +92,35 @@ SELECT n.run_id, n.rank, n.device_name, n.device_source, p.device,
                 THEN 'device ''' || n.device_name || ''' is not in device_peaks (version '
                      || (SELECT max(table_version) FROM device_peaks()) || ')'
        END AS peak_reason
-FROM named n
+FROM rank_device_names(device_param) n
 LEFT JOIN device_peaks() p ON n.device_name ILIKE p.pattern
+QUALIFY row_number() OVER (PARTITION BY n.run_id, n.rank ORDER BY p.priority NULLS LAST) = 1;
+
+-- TraceLens v1.0.0's own peaks (TraceLens/Agent/Analysis/utils/arch/*.json: "max achievable"
+-- TFLOP/s and mem_bw_gbps), which its roofline uses where device_peaks gives datasheet figures:
+-- matrix rates for GEMM, convolution and attention, vector rates for the rest. Only the GPUs
+-- its table has. Shell: SELECT * FROM tracelens_arch_peaks();
+CREATE OR REPLACE MACRO tracelens_arch_peaks() AS TABLE
+SELECT device, pattern, priority, hbm_tbps,
+       m64, m32, mbf16, m16, m8,     -- matrix TFLOP/s: fp64, fp32, bf16, fp16, fp8
+       v64, v32, vbf16, v16,         -- vector TFLOP/s
+       source
+FROM (VALUES
+    ('MI325X', '%MI325X%', 10, 6.0, 97.0, 194.0, 843.0, 794.0, 1519.0, 48.0, 97.0, 194.0, 194.0,
+     'TraceLens v1.0.0 Agent/Analysis/utils/arch/MI325X.json'),
+    ('MI300X', '%MI300X%', 20, 5.3, 81.0, 163.0, 708.0, 654.0, 1273.0, 40.0, 81.0, 163.0, 163.0,
+     'TraceLens v1.0.0 Agent/Analysis/utils/arch/MI300X.json')
+) AS t(device, pattern, priority, hbm_tbps, m64, m32, mbf16, m16, m8, v64, v32, vbf16, v16, source);
+
+-- rank_tracelens_peaks(device): as rank_device_peaks, from TraceLens' table.
+CREATE OR REPLACE MACRO rank_tracelens_peaks(device_param) AS TABLE
+SELECT n.run_id, n.rank, n.device_name, n.device_source, p.device, p.m64, p.m32, p.mbf16,
+       p.m16, p.m8, p.v64, p.v32, p.vbf16, p.v16, p.hbm_tbps, p.source AS peak_source,
+       CASE WHEN n.device_name IS NULL
+                THEN 'no device name: the trace names no GPU and no workload card or device parameter gives one'
+            WHEN p.device IS NULL
+                THEN 'device ''' || n.device_name || ''' is not in TraceLens'' arch table (MI300X, MI325X)'
+       END AS peak_reason
+FROM rank_device_names(device_param) n
+LEFT JOIN tracelens_arch_peaks() p ON n.device_name ILIKE p.pattern
 QUALIFY row_number() OVER (PARTITION BY n.run_id, n.rank ORDER BY p.priority NULLS LAST) = 1;

@@ -63,3 +63,9 @@ CREATE OR REPLACE MACRO dtype_bytes(dtype) AS
           OR dtype LIKE 'Float8%' THEN 1
         WHEN dtype = 'ComplexDouble' THEN 16
     END;
+
+-- TraceLens' communication kernel (v1.0.0 TraceEventUtils.is_communication_string: "rccl",
+-- "nccl" or "cross_device_reduce" anywhere in the name, any case), which op_summary leaves out
+-- of direct times as TraceLens does
+CREATE OR REPLACE MACRO tracelens_comm_kernel(name) AS
+    regexp_matches(name, 'nccl|rccl|cross_device_reduce', 'i');

@@ -1,5 +1,5 @@
 -- metric: mfu
--- version: 2
+-- version: 3
 -- summary: Model FLOPs utilisation per iteration: FLOPs the op models count, and 6 x parameters x tokens from the workload card, over step time x device peak
 -- unit: percent
 -- grain: run_id, rank, iteration
@@ -25,6 +25,9 @@
 --   unmodelled_step_pct  (step time - kernel time of the modelled ops) / step time x 100: the
 --                     share of the step the models do not account for (idle, comm, unmodelled ops)
 -- NULLs are explained in `reason`.
+-- Version 3: a kernel's op is the one around its launching call (op_kernels), not only the
+-- op whose External id the kernel carries: traces whose kernels carry the correlation id there
+-- (PARAM DLRM, the HTA samples) were empty; a MIOpen convolution's bias add is the convolution's.
 WITH steps AS (
     SELECT run_id, rank, iteration, dur_ns AS step_ns
     FROM iterations

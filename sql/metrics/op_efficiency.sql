@@ -1,16 +1,16 @@
 -- metric: op_efficiency
--- version: 2
+-- version: 3
 -- summary: FLOPs, bytes, TFLOP/s, TB/s and roofline position of each modelled op, per unique shape or per instance
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
--- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional)
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional), kernel_time (text, default own), peaks (text, default datasheet)
 -- uses: device_peaks, op_kernels, op_shapes, op_shapes_recorded, scope
--- complexity: O(n) in kernels and recorded op shapes (hash joins on correlation ids)
+-- complexity: O(n log n) in kernels and CPU ops (the launch link's sweep, launch_cpu_ops; hash joins)
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
 -- show: name, input_dims, tflops_per_s, pct_of_bound, bound, gpu_ns, instances, gflops, reason, run_id
 --
--- The ops that launch GPU kernels (a kernel's External id names the innermost CPU op around its
--- launch) and have a performance model (perf_ops, from perf_model in sql/lib/perf_models.sql:
+-- The ops that launch GPU kernels (a kernel's op is the one around its launching call, op_kernels)
+-- and have a performance model (perf_ops, from perf_model in sql/lib/perf_models.sql:
 -- GEMM, convolution, attention, elementwise, reduction, normalisation, softmax, embedding), with the
 -- GPU time of their kernels. per = 'shape' (default): one row per unique (name, Input Dims,
 -- Input type, Concrete Inputs) on a rank, external_id NULL; per = 'instance': one row per op.
@@ -18,19 +18,36 @@
 --   gpu_ns            kernel time of all its instances; gpu_ns_mean per instance
 --   tflops_per_s      all FLOPs / all kernel time; tb_per_s the same for bytes (10^12 B/s)
 --   intensity         FLOPs per byte
---   peak_tflops       the device's dense peak for the op's data type (device_peaks); peak_tbps
+--   peak_tflops       the device's dense peak for the op's data type (device_peaks); peak_tbps.
+--                     peaks = tracelens: TraceLens' arch table instead (tracelens_arch_peaks:
+--                     matrix rates for GEMM, CONV and SDPA, vector rates for the rest)
 --   bound             compute when intensity x peak_tbps reaches peak_tflops, else memory
 --   pct_of_bound      tflops_per_s / min(peak_tflops, intensity x peak_tbps) x 100
 -- The device is the `device` parameter, else the run's workload card, else the trace's; an
 -- unknown one leaves the peaks NULL and `reason` says why. A rank whose trace has no shapes
 -- (record_shapes=False) gets one row, name NULL, saying so, instead of a row per op.
 -- Kernels whose op has no model are not here: mfu gives the share of GPU time the models cover.
+-- kernel_time: what an op's gpu_ns times (op_kernels).
+--   own (default)  the kernels the op itself launched (a MIOpen convolution's bias add_ too)
+--   subtree        as TraceLens v1.0.0's perf sheets (GEMM, CONV, SDPA, ...): every GPU op,
+--                  memsets and memcpys included, launched by the op or an op below it; kernels
+--                  then counts those GPU ops
+-- Differences from TraceLens v1.0.0 that stay, by design: TraceLens models the outer op where
+-- tracewh models the op that launches (aten::convolution there, aten::miopen_convolution or
+-- cudnn_convolution here; aten::_scaled_dot_product_flash_attention there, its
+-- _flash_attention_forward too here): the same FLOPs and bytes, other names and dims layout; a
+-- convolution's bias counts here (TraceLens' CONV model drops it: +1 FLOP per output element);
+-- peaks come from device_peaks (datasheets) unless peaks = tracelens (TraceLens' arch table).
+-- Version 3: a kernel's op is the one around its launching call (op_kernels), not only the
+-- op whose External id the kernel carries: traces whose kernels carry the correlation id there
+-- (PARAM DLRM, the HTA samples) were empty; a MIOpen convolution's bias add is the convolution's.
 WITH picked AS (  -- each kernel with the op that launched it
     SELECT run_id, rank, file_id, shape_id, op_no, dur_ns,
            CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
                 THEN external_id END AS instance_id
     FROM op_kernels(getvariable('run'), getvariable('rank'), getvariable('iteration_from'),
-                    getvariable('iteration_to'), getvariable('start_ns'), getvariable('end_ns'))
+                    getvariable('iteration_to'), getvariable('start_ns'), getvariable('end_ns'),
+                    getvariable('kernel_time'))
 ),
 shapes_recorded AS (
     SELECT run_id, rank, bool_or(shapes_recorded) AS has_shapes
@@ -57,14 +74,30 @@ grouped AS (
     JOIN op_shapes s USING (shape_id)
     GROUP BY ALL
 ),
-peaks AS (
-    SELECT * FROM rank_device_peaks(getvariable('device'))
+peaks AS (  -- per rank: the matrix (m*) and vector (v*) rates of the table asked for (peaks);
+            -- the datasheets give one rate per data type
+    SELECT run_id, rank, device, peak_reason, hbm_tbps,
+           fp64_tflops AS m64, fp32_tflops AS m32, bf16_tflops AS mbf16, fp16_tflops AS m16,
+           fp8_tflops AS m8, fp64_tflops AS v64, fp32_tflops AS v32, bf16_tflops AS vbf16,
+           fp16_tflops AS v16
+    FROM rank_device_peaks(getvariable('device'))
+    WHERE coalesce(CAST(getvariable('peaks') AS VARCHAR), 'datasheet') = 'datasheet'
+    UNION ALL BY NAME
+    SELECT run_id, rank, device, peak_reason, hbm_tbps, m64, m32, mbf16, m16, m8, v64, v32, vbf16, v16
+    FROM rank_tracelens_peaks(getvariable('device'))
+    WHERE CASE coalesce(CAST(getvariable('peaks') AS VARCHAR), 'datasheet')
+              WHEN 'tracelens' THEN true WHEN 'datasheet' THEN false
+              ELSE error('peaks must be datasheet or tracelens, not '
+                         || CAST(getvariable('peaks') AS VARCHAR)) END
 ),
 rated AS (
     SELECT g.*, p.device, p.peak_reason, p.hbm_tbps AS peak_tbps,
-           CASE g.dtype WHEN 'fp64' THEN p.fp64_tflops WHEN 'fp32' THEN p.fp32_tflops
-                        WHEN 'bf16' THEN p.bf16_tflops WHEN 'fp16' THEN p.fp16_tflops
-                        WHEN 'fp8' THEN p.fp8_tflops END AS peak_tflops,
+           CASE WHEN g.family IN ('GEMM', 'CONV_fwd', 'CONV_bwd', 'SDPA_fwd', 'SDPA_bwd')
+                THEN CASE g.dtype WHEN 'fp64' THEN p.m64 WHEN 'fp32' THEN p.m32
+                                  WHEN 'bf16' THEN p.mbf16 WHEN 'fp16' THEN p.m16 WHEN 'fp8' THEN p.m8 END
+                ELSE CASE g.dtype WHEN 'fp64' THEN p.v64 WHEN 'fp32' THEN p.v32
+                                  WHEN 'bf16' THEN p.vbf16 WHEN 'fp16' THEN p.v16 END
+           END AS peak_tflops,
            g.flops * g.instances / nullif(g.gpu_ns, 0) / 1e3 AS tflops_per_s,
            g.bytes * g.instances / nullif(g.gpu_ns, 0) / 1e3 AS tb_per_s,
            g.flops / nullif(g.bytes, 0) AS intensity

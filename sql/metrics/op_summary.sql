@@ -1,10 +1,10 @@
 -- metric: op_summary
--- version: 2
+-- version: 3
 -- summary: GPU time of the kernels each CPU op launched, directly and through its subtree, per op name or per (name, input dims, input types)
 -- unit: ns
 -- grain: run_id, rank, name, input_dims, input_types
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
--- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, scope
+-- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, nccl_names, scope
 -- complexity: O(n log n) in CPU ops and GPU ops (launches by hash join; busy time by intervals_union sweep)
 -- see: TraceLens ops_summary and ops_unique_args (TreePerfAnalyzer.get_kernel_launchers)
 -- show: name, pct_of_gpu_time, subtree_gpu_ns, calls, input_dims, host_ns, run_id
@@ -15,7 +15,8 @@
 -- when no CPU op encloses the call, the call itself (named after it: cudaLaunchKernel, ...).
 -- GPU ops without a launch call in the trace have none, and so do sources without CPU ops
 -- (nsys exports, where PyTorch ops are NVTX ranges: nvtx_gpu_projection covers them). A launcher instance is an op
--- that launched at least one GPU op that is not NCCL (a name containing "nccl", any case:
+-- that launched at least one GPU op that is not communication (a name containing "nccl",
+-- "rccl" or "cross_device_reduce", any case, tracelens_comm_kernel:
 -- TraceLens leaves communication out of the direct times); per name (per = 'name') or per (name, Input Dims, Input type) of its
 -- args (per = 'shape'), summed over its instances:
 --   calls             instances (TraceLens: Count)
@@ -28,7 +29,7 @@
 --   subtree_kernels   those GPU ops
 --   pct_of_gpu_time   direct_gpu_ns / the rank's direct_gpu_ns of all launchers x 100
 --                     (TraceLens: Percentage (%)); cumulative_pct adds them up in row order
--- Differences from TraceLens 0.7.0, by design: times in ns (TraceLens µs); the tree is cpu_ops'
+-- Differences from TraceLens v1.0.0, by design: times in ns (TraceLens µs); the tree is cpu_ops'
 -- (ops that overlap without nesting are children, where TraceLens drops them from its tree);
 -- per = 'shape' groups by dims and types only (TraceLens also by strides and concrete inputs);
 -- host_ns is an addition. Scope: run, rank; iteration_from / iteration_to keep launchers of those
@@ -36,6 +37,8 @@
 -- launchers whose host time overlaps the window.
 -- Version 2: the same answers, from the stored cpu_ops tree (migration 0017) and the launch
 -- link alone (launch_cpu_ops), without gpu_op_launches' NVTX columns.
+-- Version 3: RCCL and cross_device_reduce kernels are communication too (TraceLens v1.0.0's
+-- match): an RCCL trace's launchers of collectives no longer count them as direct time.
 WITH ops AS (
     SELECT op_id, run_id, rank, file_id, pid, tid, name, start_ns, end_ns, iteration
     FROM cpu_ops
@@ -43,7 +46,7 @@ WITH ops AS (
 ),
 gpu AS MATERIALIZED (  -- each GPU op with a launch call, its launcher (grp: op_id or -1 - api_id)
     SELECT g.run_id, g.rank, g.file_id, g.pid, g.launch_tid, g.start_ns, g.end_ns, c.cpu_op_id,
-           g.api_name, g.launch_ns, g.launch_end_ns, g.name ILIKE '%nccl%' AS nccl,
+           g.api_name, g.launch_ns, g.launch_end_ns, tracelens_comm_kernel(g.name) AS nccl,
            coalesce(x.parent_id, c.cpu_op_id, -1 - g.api_id) AS grp
     FROM gpu_op_calls g
     LEFT JOIN launch_cpu_ops c ON c.api_id = g.api_id

@@ -1,5 +1,5 @@
 -- metric: roofline
--- version: 1
+-- version: 2
 -- summary: Per run, each op family at its FLOPs per byte and TFLOP/s, and the device roofs it runs under
 -- unit: TFLOP/s
 -- grain: run_id, family, device, dtype
@@ -24,10 +24,13 @@
 --     reason            why there is no roof (unknown device, no peak for the data type);
 --                       the peaks are NULL then
 -- The device is the `device` parameter, else the run's workload card, else the trace's.
+-- Version 2: a kernel's op is the one around its launching call (op_kernels), not only the
+-- op whose External id the kernel carries: traces whose kernels carry the correlation id there
+-- (PARAM DLRM, the HTA samples) were empty; a MIOpen convolution's bias add is the convolution's.
 WITH launched AS (  -- kernel time of each op's shape, per rank
     SELECT run_id, rank, shape_id, count(DISTINCT op_no) AS instances, sum(dur_ns) AS gpu_ns
     FROM op_kernels(getvariable('run'), getvariable('rank'), getvariable('iteration_from'),
-                    getvariable('iteration_to'), getvariable('start_ns'), getvariable('end_ns'))
+                    getvariable('iteration_to'), getvariable('start_ns'), getvariable('end_ns'), NULL)
     GROUP BY run_id, rank, file_id, shape_id
 ),
 modelled AS (  -- the shapes with FLOPs, bytes and kernel time, and their rank's peaks

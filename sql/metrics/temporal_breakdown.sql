@@ -3,9 +3,9 @@
 -- summary: GPU time of each rank (or iteration) split into compute, exposed communication, exposed memory, other and idle
 -- unit: ns
 -- grain: run_id, rank, iteration
--- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
+-- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep), memset (text, default memory), comm (text, default kinds)
 -- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
--- uses: gpu_ops, intervals, iteration_tiles, launches, ranks, scope
+-- uses: gpu_ops, intervals, iteration_tiles, launches, nccl_names, ranks, scope
 -- complexity: O(n log n) in GPU ops (intervals_window_breakdown sweep over iteration tiles)
 -- show: rank, iteration, compute_pct, exposed_comm_pct, idle_pct, exposed_mem_pct, window_ns, run_id
 --
@@ -32,20 +32,47 @@
 --                   ops without a launch, or launched after the rank's last step ended, are
 --                   left out (HTA keeps a device event only if its launch is a kept CPU event)
 --   drop            every op without a launch is left out
+-- Parameters that reproduce TraceLens v1.0.0's gpu_timeline (computation_time, exposed_comm_time,
+-- exposed_memcpy_time, idle_time, total_time are then compute_ns, exposed_comm_ns, exposed_mem_ns,
+-- idle_ns, window_ns): memset=compute comm=tracelens unlaunched=drop (TraceLens leaves out the
+-- kernels no CPU op launched).
+-- memset: what a memset is.
+--   memory (default)  memory traffic, as memcpy: exposed_mem_ns
+--   compute           computation, as TraceLens counts it: compute_ns
+--   drop              left out: as TraceLens on ROCm traces whose flow events are written f/f,
+--                     where it loses the memsets' launch and with it the memsets
+-- comm: which kernels are communication.
+--   kinds (default)   kernel_kinds' comm kind (NCCL, RCCL, HCCL, custom all-reduce kernels:
+--                     symmetric-memory multimem, vLLM cross_device_reduce, ...)
+--   tracelens         TraceLens' name match only (tracelens_comm_kernel: nccl, rccl,
+--                     cross_device_reduce); every other kernel, sync and other too, is computation
 -- Shell: SET VARIABLE per_iteration = true; .read sql/metrics/temporal_breakdown.sql
-WITH ops AS NOT MATERIALIZED (
+WITH rules AS (
+    SELECT CASE WHEN m IN ('memory', 'compute', 'drop') THEN m
+                ELSE error('memset must be memory, compute or drop, not ' || m) END AS memset_as,
+           CASE WHEN c IN ('kinds', 'tracelens') THEN c
+                ELSE error('comm must be kinds or tracelens, not ' || c) END AS comm_by
+    FROM (SELECT coalesce(CAST(getvariable('memset') AS VARCHAR), 'memory') AS m,
+                 coalesce(CAST(getvariable('comm') AS VARCHAR), 'kinds') AS c)
+),
+ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 comm, 2 memory, NULL sync/other; cut to the start_ns/end_ns window
     SELECT rank_key AS grp,
            greatest(start_ns, CAST(getvariable('start_ns') AS BIGINT)) AS start_ns,
            least(end_ns, CAST(getvariable('end_ns') AS BIGINT)) AS end_ns,
            iteration, alone,
-           CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1
-                     WHEN 'memcpy' THEN 2 WHEN 'memset' THEN 2 END AS layer
+           CASE WHEN kind = 'memset' THEN CASE r.memset_as WHEN 'memory' THEN 2 WHEN 'compute' THEN 0 END
+                WHEN kind = 'memcpy' THEN 2
+                WHEN r.comm_by = 'tracelens' THEN CASE WHEN tracelens_comm_kernel(name) THEN 1 ELSE 0 END
+                ELSE CASE kind WHEN 'compute' THEN 0 WHEN 'comm' THEN 1 END
+           END AS layer
     FROM gpu_ops g
+    CROSS JOIN rules r
     LEFT JOIN launch_rules(getvariable('unlaunched')) u USING (run_id, rank)
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
       AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
       AND launch_kept(launch_ns, u.need_launch, u.last_launch_ns)
+      AND NOT (kind = 'memset' AND r.memset_as = 'drop')
 ),
 by_iteration AS (
     SELECT coalesce(CAST(getvariable('per_iteration') AS BOOLEAN), false)

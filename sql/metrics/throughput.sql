@@ -21,6 +21,9 @@
 --                  the `parameters` parameter, else workload.model.parameters of the workload card
 -- Values that cannot be known are NULL and `reason` says why (no workload card batch size or
 -- sequence length, no complete iteration); reason is NULL when tokens_per_s is known.
+-- Version 4: a kernel's op is the one around its launching call (op_kernels), not only the
+-- op whose External id the kernel carries: traces whose kernels carry the correlation id there
+-- (PARAM DLRM, the HTA samples) were empty; a MIOpen convolution's bias add is the convolution's.
 WITH steps AS (
     SELECT * FROM training_steps(getvariable('step_pattern'))
 ),

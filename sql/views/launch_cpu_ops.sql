@@ -13,9 +13,19 @@ SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid, launch_
        launch_end_ns AS end_ns, api_name AS name, api_external_id AS external_id
 FROM gpu_op_calls;
 
-CREATE OR REPLACE VIEW launch_cpu_ops AS
-WITH calls AS (
-    SELECT * FROM _launch_calls WHERE file_id IN (SELECT file_id FROM store.cpu_ops)
+-- launch_cpu_ops_of: the link for the sources first_file_id to last_file_id (NULL: open), as
+-- ingest makes store.shaped_ops one source at a time (sql/op_shapes_add.sql); shaped_only: only
+-- for the sources with ops a performance model can time (store.shaped_ops; op_kernels), so that
+-- a warehouse without shapes pays nothing for it.
+CREATE OR REPLACE MACRO launch_cpu_ops_of(first_file_id, last_file_id, shaped_only) AS TABLE
+WITH calls AS (  -- _launch_calls' rows of those sources (filtered before its DISTINCT)
+    SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid, launch_ns AS start_ns,
+           launch_end_ns AS end_ns, api_name AS name, api_external_id AS external_id
+    FROM gpu_op_calls
+    WHERE file_id IN (SELECT file_id FROM store.cpu_ops)
+      AND (first_file_id IS NULL OR file_id >= first_file_id)
+      AND (last_file_id IS NULL OR file_id <= last_file_id)
+      AND (NOT shaped_only OR file_id IN (SELECT file_id FROM store.shaped_ops))
 ), by_external_id AS MATERIALIZED (
     SELECT l.api_id, arg_max(o.op_id, o.depth) AS cpu_op_id
     FROM calls l
@@ -39,3 +49,6 @@ SELECT api_id,     -- the launching call (gpu_op_calls.api_id)
 FROM by_external_id
 UNION ALL
 SELECT -1 - range_id, parent_id FROM range_nesting('points') WHERE range_id < 0 AND parent_id IS NOT NULL;
+
+CREATE OR REPLACE VIEW launch_cpu_ops AS
+SELECT * FROM launch_cpu_ops_of(NULL, NULL, false);

@@ -1,14 +1,13 @@
--- uses: kernels, op_shapes, perf_ops
+-- uses: op_kernels, op_shapes
 -- FLOPs the performance models count per rank, iteration and data type: the ops of perf_ops, in
 -- the iteration of their kernels. Ranks without shapes have no rows.
 CREATE OR REPLACE VIEW perf_iteration_flops AS
 WITH per_shape AS (  -- by source and shape id, not by op: a few groups of integers, not millions
-    SELECT o.file_id, k.iteration, o.shape_id, any_value(o.run_id) AS run_id,
-           any_value(o.rank) AS rank, count(DISTINCT o.op_no) AS ops, sum(k.dur_ns) AS gpu_ns
-    FROM kernels k
-    JOIN perf_ops o ON o.file_id = k.file_id AND o.external_id = k.external_id
-    WHERE k.external_id IS NOT NULL AND k.iteration IS NOT NULL
-    GROUP BY o.file_id, k.iteration, o.shape_id
+    SELECT file_id, iteration, shape_id, any_value(run_id) AS run_id,
+           any_value(rank) AS rank, count(DISTINCT op_no) AS ops, sum(dur_ns) AS gpu_ns
+    FROM op_kernels(NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+    WHERE iteration IS NOT NULL
+    GROUP BY file_id, iteration, shape_id
 )
 SELECT
     p.run_id,

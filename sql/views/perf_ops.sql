@@ -1,5 +1,5 @@
 -- uses: op_shapes
--- One row per op that launched GPU kernels (kernels.external_id = cpu_ops.external_id, Kineto)
+-- One row per op that launched GPU work (the op around the launching call, launch_cpu_ops)
 -- and has a performance model (perf_model, sql/lib/perf_models.sql), with the shapes it was called
 -- with and what the model gives. Ops of traces recorded without shapes have no rows. The shapes
 -- are stored at ingest (store.shaped_ops, sql/op_shapes_add.sql); the models run at query time
@@ -9,7 +9,8 @@ SELECT
     o.run_id,
     o.rank,
     o.file_id,
-    o.external_id,                                     -- the op's (and its kernels') External id
+    o.op_id,                                           -- cpu_ops.op_id = gpu_op_launches.cpu_op_id
+    o.external_id,                                     -- the op's External id
     o.op_no,                                           -- tells apart ops of a source with one External id
     o.shape_id,                                        -- op_shapes
     s.name,                                            -- aten::addmm, ...
