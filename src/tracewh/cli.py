@@ -339,7 +339,8 @@ def ingest(
                 err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,
                           markup=False)
         loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
-        if loaded and not quiet:
+        # after a storage fault (said) DuckDB may have invalidated the warehouse: no more reads
+        if loaded and not quiet and not any(r.storage_fault for r in results):
             _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if "
                              "they are separate captures, 'tracewh remove --run' it and ingest "
                              "each with its own --run NAME")

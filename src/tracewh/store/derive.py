@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 
 from ..resources import sql_dir
-from ..sqlscript import run_script, set_variables
+from ..sqlscript import rollback, run_script, set_variables
 from .catalog import stored_tables
 
 META_PREFIX = "derive:"
@@ -142,5 +142,5 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             refill(con, name)
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
