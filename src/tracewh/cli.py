@@ -481,10 +481,11 @@ def sql(
 
 @app.command()
 def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = None,
-         units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
+         units: UnitsOption = Units.auto, wait: WaitOption = 60.0,
+         memory_limit: QueryMemoryOption = "1GB") -> None:
     """List the runs in the warehouse: when and how long, ranks present against the world
     size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
-    with _session(db, wait) as session:
+    with _session(db, wait, memory_limit=memory_limit) as session:
         result = run_context(session.con)
         write(result, fmt, output, 10_000, err, units=units)
         if chosen_format(fmt, output) is Format.table:
@@ -550,6 +551,7 @@ def summary(
     db: DbOption = None,
     run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
     wait: WaitOption = 60.0,
+    memory_limit: QueryMemoryOption = "1GB",
 ) -> None:
     """One screen per run: what it is, step time, where GPU time goes, overlap, the straggler,
     the top kernels, and what to run next; each number names the metric it came from.
@@ -563,7 +565,7 @@ def summary(
 
     from .summary import print_summary, summarize_run
 
-    with _session(db, wait) as session:
+    with _session(db, wait, memory_limit=memory_limit) as session:
         session.check_runs(run or [])
         context = run_context(session.con, run)
         if not context.rows:
