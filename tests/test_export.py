@@ -132,7 +132,7 @@ def test_run_names_with_slashes_survive_the_partition_path(tmp_path):
     con = tracewh.connect(db, read_only=True)
     export_lake(con, lake)
     con.close()
-    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "rank=0" / "part_0.parquet").exists()
+    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "part_0.parquet").exists()
     for runs in (pl.read_parquet(lake / "kernels")["run_id"].unique().to_list(),
                  pq.read_table(lake / "kernels")["run_id"].unique().to_pylist(),
                  [r for (r,) in duckdb.sql(f"SELECT DISTINCT run_id FROM read_parquet('{lake}/kernels/**/*.parquet')").fetchall()]):
