@@ -107,6 +107,16 @@ def _waiting(message: str) -> None:
     err.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
+def _problems(subject: Path, problems: list[str]) -> None:
+    """A line per problem found in `subject` (a warehouse, a lake), then exit 1; none: return."""
+    for problem in problems:
+        err.print(f"[red]Problem:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
+    if problems:
+        err.print(f"{subject}: {len(problems)} problem(s)", highlight=False, soft_wrap=True,
+                  markup=False)
+        raise typer.Exit(1)
+
+
 def _fail(message: str, code: int = 1) -> None:
     err.print(f"[red]Error:[/red] {escape(printable(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -652,12 +662,7 @@ def export(
             _fail(f"{out}: no lake folder here")
         with hold_folder(out, "lake", wait, _waiting, _waiting):
             problems, rows = check_lake(out)
-        for problem in problems:
-            err.print(f"[red]Problem:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
-        if problems:
-            err.print(f"{out}: {len(problems)} problem(s)", highlight=False, soft_wrap=True,
-                      markup=False)
-            raise typer.Exit(1)
+        _problems(out, problems)
         err.print(f"lake {out}: every (run, view) holds the rows its manifest says ({rows:,})",
                   highlight=False, markup=False)
         return
@@ -717,12 +722,7 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         bases = [] if problems else con.execute(
             "SELECT count(*), coalesce(time_base, 'not recorded') FROM store.sources "
             "GROUP BY ALL ORDER BY 2").fetchall()
-    for problem in problems:
-        err.print(f"[red]Problem:[/red] {escape(problem.message)}", highlight=False, soft_wrap=True)
-    if problems:
-        err.print(f"{path}: {len(problems)} problem(s)", highlight=False, soft_wrap=True,
-                  markup=False)
-        raise typer.Exit(1)
+    _problems(path, [problem.message for problem in problems])
     err.print(f"{path}: consistent ({sources} source(s); every view answers)", highlight=False,
               soft_wrap=True, markup=False)
     if bases:

@@ -48,7 +48,7 @@ STAGING = ".staging"  # where runs are written before they are renamed into the 
 _EMPTY_RUN = "__empty__"  # holds a zero-row file so that a view with no rows still has a schema
 BATCH_ROWS = 122_880  # rows DuckDB hands over at a time
 GROUP_ROWS = 1_048_576  # most rows in a row group
-PENDING_BYTES = 96 << 20  # most bytes of rows waiting for their row group, over every writer
+PENDING_BYTES = 64 << 20  # most bytes of rows waiting for their row group, over every writer
 
 
 @dataclass
@@ -241,19 +241,20 @@ def _write_view(con: duckdb.DuckDBPyConnection, staging: Path, view: str, schema
             keys = codes[order]
             cuts = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
             table = pa.Table.from_batches([batch]).remove_column(0)
-            if cuts != [0, len(keys)]:
-                table = table.take(pa.array(order))
             for first, end in zip(cuts, cuts[1:]):
                 key = (runs_here.dictionary[int(keys[first]) >> 32 if by_rank
                                            else int(keys[first])].as_py(),
                        int(keys[first]) & 0xFFFFFFFF if by_rank else 0)
-                part = table.slice(first, end - first)
+                # a key's own copy: a slice would keep the whole batch alive while it waits
+                part = table if len(cuts) == 2 else table.take(pa.array(order[first:end]))
                 pending.setdefault(key, []).append(part)
                 waiting_bytes += part.nbytes
                 if sum(p.num_rows for p in pending[key]) >= GROUP_ROWS:
                     flush(key)
-            while waiting_bytes > PENDING_BYTES:  # the biggest waiting row group goes first
-                flush(max(pending, key=lambda k: sum(p.nbytes for p in pending[k])))
+            if waiting_bytes > PENDING_BYTES:
+                while waiting_bytes > PENDING_BYTES // 2:  # the biggest waiting ones go first
+                    flush(max(pending, key=lambda k: sum(p.nbytes for p in pending[k])))
+                pa.default_memory_pool().release_unused()  # back to the system, not kept
         for key in sorted(pending):
             flush(key)
     finally:
