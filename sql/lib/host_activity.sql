@@ -1,4 +1,4 @@
--- uses: cpu_ops, cuda_api, iterations, memcpy, memset, nvtx_ranges, os_calls, phase_names, scope
+-- uses: cpu_ops, cuda_api, iterations, os_calls, phase_names, scope
 -- What a rank's host threads do, as the host-side metrics (sync_stalls, host_breakdown,
 -- idle_gaps' causes) name it.
 
@@ -10,74 +10,28 @@
 CREATE OR REPLACE MACRO data_loader_pattern(want) AS
     coalesce(CAST(want AS VARCHAR), '(?i)dataloader|data_load|data loading|get_batch|next_batch');
 
--- _api_name_class: what a CUDA API call is, by its name (the few distinct names are matched,
--- not the millions of calls): sync api (cudaDeviceSynchronize, cudaStreamSynchronize,
--- cudaEventSynchronize, cuCtxSynchronize and the cu / hip spellings), memcpy, memset, launch
--- (other names with Launch: cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch,
--- hipExtModuleLaunchKernel, ...); other names have no row.
+-- api_class: what a CUDA API call is, by its name: sync api (cudaDeviceSynchronize,
+-- cudaStreamSynchronize, cudaEventSynchronize, cuCtxSynchronize and the cu / hip spellings),
+-- memcpy, memset, launch (other names with Launch: cudaLaunchKernel, cuLaunchKernelEx,
+-- cudaGraphLaunch, hipExtModuleLaunchKernel, ...); NULL: other names.
+-- @arg name  VARCHAR
+-- @ret VARCHAR
+CREATE OR REPLACE MACRO api_class(name) AS
+    CASE WHEN regexp_matches(name, '^(cu|cuda|hip)(Device|Stream|Event|Ctx)Synchronize') THEN 'sync api'
+         WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Memcpy') THEN 'memcpy'
+         WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Memset') THEN 'memset'
+         WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Launch') THEN 'launch' END;
+
+-- _api_name_class: the CUDA API names of the warehouse that api_class names, with their class
+-- (the few distinct names are matched, not the millions of calls).
 CREATE OR REPLACE MACRO _api_name_class() AS TABLE
 WITH __names AS MATERIALIZED (
     -- materialized: else the optimizer pushes the regular expressions below the DISTINCT, onto
     -- every call (13 s instead of 0.1 s on 8 M calls)
     SELECT DISTINCT name FROM cuda_api
 )
-SELECT name, class FROM (
-    SELECT name,
-           CASE WHEN regexp_matches(name, '^(cu|cuda|hip)(Device|Stream|Event|Ctx)Synchronize') THEN 'sync api'
-                WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Memcpy') THEN 'memcpy'
-                WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Memset') THEN 'memset'
-                WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Launch') THEN 'launch' END AS class
-    FROM __names)
+SELECT name, class FROM (SELECT name, api_class(name) AS class FROM __names)
 WHERE class IS NOT NULL;
-
--- _nested_driver_calls: the driver calls made inside a runtime call (the driver call under
--- cudaLaunchKernel or cudaStreamSynchronize shares the runtime call's correlation id), as
--- (file_id, pid, correlation_id): left out so that a call is counted once. Driver calls are
--- few; only they are looked up.
-CREATE OR REPLACE MACRO _nested_driver_calls() AS TABLE
-WITH __drivers AS (
-    SELECT DISTINCT file_id, pid, correlation_id FROM cuda_api
-    WHERE api_kind = 'driver' AND correlation_id IS NOT NULL
-)
-SELECT DISTINCT d.file_id, d.pid, d.correlation_id
-FROM cuda_api r
-JOIN __drivers d
-  ON d.file_id = r.file_id AND d.pid = r.pid AND d.correlation_id = r.correlation_id
-WHERE r.api_kind = 'runtime';
-
--- _few_calls: the CUDA API calls _api_name_class names, except the runtime launch calls (the
--- millions of them need no look-ups): with their class, and the rule of blocking_calls for
--- those that wait for the GPU (NULL: they do not); driver calls inside a runtime call are left
--- out (_nested_driver_calls).
-CREATE OR REPLACE MACRO _few_calls() AS TABLE
-WITH copies AS (
-    SELECT file_id, pid, correlation_id, launch_ns,
-           CASE WHEN src_kind = 'Pageable' OR dst_kind = 'Pageable' THEN 'pageable memcpy' END AS pageable
-    FROM memcpy WHERE launch_ns IS NOT NULL
-    UNION ALL
-    SELECT file_id, pid, correlation_id, launch_ns, NULL FROM memset WHERE launch_ns IS NOT NULL
-),
-few AS MATERIALIZED (
-    -- thousands of rows (materialized, or the look-ups below are planned over the millions)
-    SELECT a.run_id, a.rank, a.file_id, a.pid, a.tid, a.start_ns, a.end_ns, a.name, a.iteration,
-           a.api_kind, a.correlation_id, n.class
-    FROM cuda_api a
-    JOIN _api_name_class() n ON n.name = a.name
-    WHERE n.class <> 'launch' OR a.api_kind IS DISTINCT FROM 'runtime'
-)
-SELECT a.*,
-       CASE WHEN a.class = 'sync api' THEN 'sync api'
-            WHEN c.launch_ns IS NULL THEN NULL   -- launched no copy or memset in the trace
-            WHEN a.class IN ('memcpy', 'memset') AND NOT contains(a.name, 'Async') THEN 'sync ' || a.class
-            WHEN a.class = 'memcpy' THEN c.pageable END AS rule
-FROM few a
-LEFT JOIN (SELECT file_id, pid, correlation_id, launch_ns, any_value(pageable) AS pageable
-           FROM copies GROUP BY ALL) c
-       ON c.file_id = a.file_id AND c.pid = a.pid AND c.correlation_id = a.correlation_id
-      AND c.launch_ns = a.start_ns
-ANTI JOIN (SELECT *, 'driver' AS api_kind FROM _nested_driver_calls()) d
-       ON d.api_kind = a.api_kind AND d.file_id = a.file_id AND d.pid = a.pid
-      AND d.correlation_id = a.correlation_id;
 
 -- blocking_calls: the host calls that wait for the GPU, as the `nsys analyze` rules flag them:
 --   sync api         cuda_api_sync: cudaDeviceSynchronize, cudaStreamSynchronize,
@@ -87,13 +41,14 @@ ANTI JOIN (SELECT *, 'driver' AS api_kind FROM _nested_driver_calls()) d
 --   sync memset      cuda_memset_sync: a memset launched by a call without Async
 --   pageable memcpy  cuda_memcpy_async: an Async copy to or from pageable host memory, which
 --                    the driver stages through a pinned buffer while the host waits
--- One row per call; a driver call inside a runtime call is left out (_nested_driver_calls).
+-- One row per call; a driver call inside a runtime call is left out. The rule is stored with
+-- each call at ingest (store.cuda_api.blocking_rule, sql/cuda_api_roles.sql).
 -- @column run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration  of the call
 -- @column rule  VARCHAR  sync api | sync memcpy | sync memset | pageable memcpy
 CREATE OR REPLACE MACRO blocking_calls() AS TABLE
-SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration, rule
-FROM _few_calls()
-WHERE rule IS NOT NULL;
+SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration, blocking_rule AS rule
+FROM store.cuda_api
+WHERE blocking_rule IS NOT NULL;
 
 -- main_threads: each rank's launching thread: the thread of its steps (ProfilerStep#N: the
 -- training loop, where the data loader, the forward pass and the optimizer run), else the host
@@ -116,22 +71,20 @@ GROUP BY run_id, rank;
 
 -- host_calls: the CUDA API calls of each rank's launching thread (main_threads) that wait for
 -- the GPU (layer 0: blocking_calls' rules) or enqueue GPU work (layer 1: the other launch,
--- memcpy and memset calls). Calls of one thread do not overlap (nested driver calls are left
--- out), so their durations add up: the metrics sum them instead of flattening millions. The
--- rank is given by its rank_key only (no text column on millions of rows).
+-- memcpy and memset calls). Calls of one thread do not overlap (driver calls inside a runtime
+-- call are left out: store.cuda_api.in_runtime_call), so their durations add up: the metrics
+-- sum them instead of flattening millions. The rank is given by its rank_key only (no text
+-- column on millions of rows).
 -- @column rank_key, start_ns, end_ns
 -- @column layer  INTEGER  0 sync wait, 1 launching
 CREATE OR REPLACE MACRO host_calls() AS TABLE
 WITH main AS (SELECT * FROM main_threads())
-SELECT rank_key(a.file_id, a.rank) AS rank_key, a.start_ns, a.end_ns, 1 AS layer
-FROM cuda_api a
+SELECT rank_key(a.file_id, a.rank) AS rank_key, a.start_ns, a.end_ns,
+       CASE WHEN a.blocking_rule IS NULL THEN 1 ELSE 0 END AS layer
+FROM store.cuda_api a
 JOIN main m ON m.file_id = a.file_id AND m.pid = a.pid AND m.tid = a.tid
-SEMI JOIN (SELECT name FROM _api_name_class() WHERE class = 'launch') n ON n.name = a.name
-WHERE a.api_kind = 'runtime'
-UNION ALL
-SELECT rank_key(f.file_id, f.rank), f.start_ns, f.end_ns, CASE WHEN f.rule IS NULL THEN 1 ELSE 0 END
-FROM _few_calls() f
-JOIN main m ON m.file_id = f.file_id AND m.pid = f.pid AND m.tid = f.tid;
+SEMI JOIN _api_name_class() n ON n.name = a.name
+WHERE a.in_runtime_call IS NOT TRUE;
 
 -- host_activity: the rest of what each rank's launching thread does, as layered intervals for
 -- intervals_flatten; with host_calls' layers 0 and 1 above them, the most specific first (at
@@ -142,6 +95,8 @@ JOIN main m ON m.file_id = f.file_id AND m.pid = f.pid AND m.tid = f.tid;
 --                   rank on any of its threads: autograd runs backward on its own thread while
 --                   the launching thread waits in loss.backward()
 -- A sync call inside backward is sync wait; the read() calls of a data loader are data loading.
+-- With the default patterns the ranges' stored facts are read (data_loading; phase through
+-- phase_ranges: sql/nvtx_range_facts.sql), not regular expressions over millions of names.
 -- @arg want_data    any  data_loader_pattern's parameter
 -- @arg want_phases  any  phase_pattern's parameter
 -- @column run_id, rank, start_ns, end_ns
@@ -149,22 +104,22 @@ JOIN main m ON m.file_id = f.file_id AND m.pid = f.pid AND m.tid = f.tid;
 CREATE OR REPLACE MACRO host_activity(want_data, want_phases) AS TABLE
 WITH main AS (SELECT * FROM main_threads())
 SELECT r.run_id, r.rank, r.start_ns, r.end_ns, 2 AS layer
-FROM (SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns, name FROM nvtx_ranges
+FROM (SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns FROM store.nvtx_ranges
       WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
+        AND CASE WHEN want_data IS NULL THEN data_loading IS TRUE
+                 ELSE regexp_matches(coalesce(name, ''), data_loader_pattern(want_data)) END
       UNION ALL
-      SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns, name FROM cpu_ops) r
+      SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns FROM cpu_ops
+      WHERE regexp_matches(coalesce(name, ''), data_loader_pattern(want_data))) r
 SEMI JOIN main m ON m.file_id = r.file_id AND m.pid = r.pid AND m.tid = r.tid
-WHERE regexp_matches(coalesce(r.name, ''), data_loader_pattern(want_data))
 UNION ALL
 SELECT o.run_id, o.rank, o.start_ns, o.end_ns, 3
 FROM os_calls o
 SEMI JOIN main m ON m.file_id = o.file_id AND m.pid = o.pid AND m.tid = o.tid
 UNION ALL
 SELECT run_id, rank, start_ns, end_ns,
-       CASE phase_kind(name) WHEN 'optimizer' THEN 4 WHEN 'backward' THEN 5 ELSE 6 END
-FROM nvtx_ranges
-WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
-  AND regexp_matches(coalesce(name, ''), phase_pattern(want_phases));
+       CASE phase WHEN 'optimizer' THEN 4 WHEN 'backward' THEN 5 ELSE 6 END
+FROM phase_ranges(want_phases);
 
 -- time_bins: each interval of a table (grp, start_ns, end_ns, ...) once per 2^20 ns (~1 ms) bin
 -- of its group's timeline it touches, with that bin: two sets of intervals then meet by an

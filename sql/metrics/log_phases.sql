@@ -4,7 +4,7 @@
 -- unit: ms
 -- grain: run_id, timer
 -- params: run (text, optional), series (text, optional), warmup (int, default 1)
--- uses: log_iterations, log_timers, runs, scope, series
+-- uses: log_iterations, log_timers, run_cards, scope, series
 -- complexity: O(n) in log lines (hash joins and aggregates); runs and series read per run
 -- see: DeepSpeed wall_clock_breakdown, Megatron-LM iteration lines
 -- show: timer, value, median_ms, tflops, steps, varied, run_id
@@ -19,7 +19,7 @@
 WITH chosen AS (
     SELECT run_id, CAST(NULL AS VARCHAR) AS series_id, CAST(NULL AS VARCHAR) AS varied,
            CAST(NULL AS VARCHAR) AS value, CAST(NULL AS BIGINT) AS position
-    FROM runs
+    FROM run_cards
     WHERE getvariable('series') IS NULL
     UNION ALL
     SELECT run_id, series_id, varied, value, position

@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase, start_ns, source, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
--- uses: devices, iterations, memory_events, nvtx_ranges, phase_names, ranks, samples, scope
+-- uses: devices, iterations, memory_events, phase_names, ranks, samples, scope
 -- complexity: O(n) scan of NVTX names; phase ranges joined to the iterations of their rank by range (O(p * i): few iterations per rank), memory events to spans by ASOF join
 -- show: phase, measure, max_value, mean_value, iteration, rank, run_id
 --
@@ -29,13 +29,10 @@
 --   value_at_start   the last value at or before the phase began, for such short phases
 WITH phases AS (
     SELECT n.run_id, n.rank, n.name AS phase, n.start_ns, n.end_ns, i.iteration
-    FROM nvtx_ranges n
+    FROM phase_ranges(getvariable('phases')) n
     JOIN iterations i ON i.run_id = n.run_id AND i.rank = n.rank
      AND n.start_ns >= i.start_ns AND n.start_ns < coalesce(i.end_ns, 9223372036854775807)
-    WHERE n.kind IN ('push_pop', 'start_end', 'annotation') AND n.end_ns IS NOT NULL
-      AND regexp_matches(coalesce(n.name, ''),
-              phase_pattern(getvariable('phases')))
-      AND scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
+    WHERE scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
 sampled AS (
     -- each rank's samples: its GPU, on its host when both sides say which

@@ -4,7 +4,7 @@
 -- unit: bytes
 -- grain: run_id, rank, device_type, device_id, ts_ns
 -- params: run (text, optional), rank (int, optional), bins (int, default 1000), phases (text, optional)
--- uses: memory_events, nvtx_ranges, phase_names, scope
+-- uses: memory_events, phase_names, scope
 -- complexity: O(n log n) in memory events (running sums; phases by ASOF join)
 -- see: memory_events; torch.cuda.memory_allocated; nvtx_phases
 -- show: ts_ns, allocated, reserved, phase, rank, run_id
@@ -49,10 +49,7 @@ points AS (
 ),
 phases AS (
     SELECT run_id, rank, name AS phase, start_ns, end_ns
-    FROM nvtx_ranges
-    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
-      AND regexp_matches(coalesce(name, ''),
-              phase_pattern(getvariable('phases')))
+    FROM phase_ranges(getvariable('phases'))
 )
 SELECT t.run_id, t.rank, t.device_type, t.device_id, t.ts_ns, t.allocated, t.reserved,
        t.reserved - t.allocated AS fragmentation, t.derived, t.iteration,

@@ -4,7 +4,7 @@
 -- unit: percent
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), device (text, optional), dtype (text, optional), parameters (float, optional)
--- uses: device_peaks, iterations, kernels, perf_iteration_flops, runs, scope
+-- uses: device_peaks, iterations, kernels, perf_iteration_flops, run_cards, scope
 -- complexity: O(n) in kernels, counted ops and NVTX ranges (hash joins and aggregates)
 -- see: TraceLens PerfModel; CCL-Bench MFU; PaLM appendix B (6 N D)
 -- show: iteration, rank, counted_mfu_pct, model_mfu_pct, tflops_per_s, step_ns, reason, run_id
@@ -56,7 +56,7 @@ card AS (
            coalesce(CAST(getvariable('parameters') AS DOUBLE),
                     TRY_CAST(json_extract_string(metadata, '$.workload_card.workload.model.parameters')
                              AS DOUBLE)) AS parameters
-    FROM runs
+    FROM run_cards
 ),
 joined AS (
     SELECT s.run_id, s.rank, s.iteration, s.step_ns,

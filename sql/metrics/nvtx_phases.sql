@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase
 -- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
--- uses: nvtx_ranges, phase_names, scope, training_steps
+-- uses: phase_names, scope, training_steps
 -- complexity: O(R + (P + S) log(P + S)): the phase pattern is matched once per range (R), then
 -- show: phase, iteration, share_pct, total_ns, rank, run_id
 --   the P phase ranges meet the S steps of their rank by an ASOF join (a sort), not a range join
@@ -35,11 +35,8 @@ kept_steps AS (
 ),
 phases AS (
     SELECT run_id, rank, name AS phase, start_ns, end_ns
-    FROM nvtx_ranges
-    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
-      AND regexp_matches(coalesce(name, ''),
-              phase_pattern(getvariable('phases')))
-      AND (getvariable('step_pattern') IS NULL
+    FROM phase_ranges(getvariable('phases'))
+    WHERE (getvariable('step_pattern') IS NULL
            OR NOT regexp_matches(coalesce(name, ''), CAST(getvariable('step_pattern') AS VARCHAR)))
       AND scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
 ),

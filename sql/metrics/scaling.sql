@@ -5,7 +5,7 @@
 -- grain: run_id
 -- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time, idle_gaps
--- uses: clock_offsets, gap_causes, gpu_ops, intervals, nccl_ops, ranks, run_config, runs, series, training_steps
+-- uses: clock_offsets, gap_causes, gpu_ops, intervals, nccl_ops, ranks, run_cards, run_config, series, training_steps
 -- complexity: O(n log n) in GPU ops and NCCL ops (intervals_flatten and intervals_intersect sweeps)
 -- show: run_id, world_size, step_ns, compute_pct, exposed_comm_pct, idle_pct, bottleneck, sentence
 --
@@ -39,7 +39,7 @@
 -- names the configuration fields (run_config) whose values differ among the runs compared, and
 -- when that is more than one field the sentence says the runs are not one series.
 WITH chosen AS (
-    SELECT run_id FROM (SELECT run_id FROM runs UNION SELECT run_id FROM ranks)
+    SELECT run_id FROM (SELECT run_id FROM run_cards UNION SELECT run_id FROM ranks)
     WHERE (getvariable('runs') IS NULL
            OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
                             run_id))

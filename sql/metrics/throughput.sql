@@ -5,7 +5,7 @@
 -- grain: run_id
 -- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false), parameters (float, optional)
 -- see: CCL-Bench throughput_tokens_sec
--- uses: clock_offsets, perf_iteration_flops, runs, scope, training_steps
+-- uses: clock_offsets, perf_iteration_flops, run_cards, scope, training_steps
 -- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
 -- show: run_id, tokens_per_s, samples_per_s, tflops_per_gpu, median_iteration_ns, reason
 --
@@ -75,7 +75,7 @@ SELECT
          WHEN r.seq_len IS NULL
              THEN 'runs.seq_len is NULL: no workload card with workload.data.seq_len'
     END AS reason
-FROM runs r
+FROM run_cards r
 LEFT JOIN per_run p ON p.run_id = r.run_id
 LEFT JOIN counted c ON c.run_id = r.run_id
 WHERE run_match(r.run_id, getvariable('run'))

@@ -1,12 +1,12 @@
--- uses: iteration_number
--- Training iterations per rank, from host ranges named ProfilerStep#N (or step/iteration N).
+-- uses: none
+-- Training iterations per rank, from host ranges named ProfilerStep#N (or step/iteration N):
+-- those whose stored iteration (iteration_number(name), sql/nvtx_range_facts.sql) is set.
 -- First and last steps are flagged, not dropped: profilers often cut them short.
 CREATE OR REPLACE VIEW iterations AS
 WITH steps AS (
-    SELECT run_id, rank, file_id, pid, tid, iteration_number(name) AS iteration, name,
-           start_ns, end_ns
+    SELECT run_id, rank, file_id, pid, tid, iteration, name, start_ns, end_ns
     FROM store.nvtx_ranges
-    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND iteration_number(name) IS NOT NULL
+    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND iteration IS NOT NULL
 )
 SELECT
     run_id,

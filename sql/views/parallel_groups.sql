@@ -1,4 +1,4 @@
--- uses: cuda_api, intervals, nccl_ops, nvtx_ranges
+-- uses: cuda_api, intervals, nccl_ops
 -- How a run is parallelised, read from its collectives: one row per run, process group and
 -- collective, with where in the step the collective is launched, how often, how big, and the
 -- pattern it matches. The parallelism metric shows it; runs takes tp/dp/pp/ep/zero_stage from
@@ -27,23 +27,14 @@ WITH launched AS (
     LEFT JOIN cuda_api a
         ON a.file_id = n.file_id AND a.pid = n.pid AND a.correlation_id = n.correlation_id
 ),
-distinct_names AS MATERIALIZED (  -- so that the regexes below run once per name, not per range
-    SELECT DISTINCT name FROM nvtx_ranges
-),
-mark_names AS (
-    SELECT name,
-           CASE WHEN regexp_matches(name, '(?i)optimi[sz]er|_take_model_step') THEN 1
-                WHEN regexp_matches(name, '(?i)backward') THEN 2 ELSE 3 END AS phase_order
-    FROM distinct_names
-    WHERE regexp_matches(name, '(?i)optimi[sz]er|_take_model_step|backward|forward')
-      AND NOT regexp_matches(name, '(?i)zero_grad')
-),
 marks AS (
     -- any_thread: an NVTX mark covers every thread of its rank, an autograd op its own (every
-    -- thread when it has none)
-    SELECT file_id, true AS any_thread, 0 AS tid, start_ns, end_ns, phase_order
-    FROM nvtx_ranges JOIN mark_names USING (name)
-    WHERE end_ns IS NOT NULL
+    -- thread when it has none). A range's phase by its name is stored (launch_phase,
+    -- sql/nvtx_range_facts.sql: optimizer, else backward, else forward; not zero_grad).
+    SELECT file_id, true AS any_thread, 0 AS tid, start_ns, end_ns,
+           CAST(launch_phase AS INTEGER) AS phase_order
+    FROM store.nvtx_ranges
+    WHERE launch_phase IS NOT NULL AND end_ns IS NOT NULL
     UNION ALL
     SELECT file_id, tid IS NULL, coalesce(tid, 0), start_ns, end_ns, 2
     FROM store.cpu_ops  -- not the cpu_ops view, whose tree (depth, parent) would be computed

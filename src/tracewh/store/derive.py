@@ -58,6 +58,13 @@ REGISTRY = (
                         for c in ("alone", "device_prev_end_ns"))),
     Derived("op_shapes", ("op_shapes_add.sql",), per_source=True,
             fills=("shape_sources", "op_shapes", "shaped_ops")),
+    # what each NVTX range's name says (iteration, host phase, data loading, collective phase)
+    Derived("nvtx_range_facts", ("nvtx_range_facts.sql",), per_source=True,
+            fills=tuple(f"nvtx_ranges.{c}" for c in ("iteration", "phase", "data_loading",
+                                                      "launch_phase"))),
+    # which CUDA API calls wait for the GPU, and which are a runtime call's driver call
+    Derived("cuda_api_roles", ("cuda_api_roles.sql",), per_source=True,
+            fills=("cuda_api.in_runtime_call", "cuda_api.blocking_rule")),
     Derived("cpu_op_tree", ("ingest/kineto/22_cpu_op_tree.sql",),
             fills=("cpu_ops.depth", "cpu_ops.parent_id", "cpu_ops.self_ns"),
             made_by="the Kineto loader, as each file is staged (sql/ingest/kineto/store.sql)"),
