@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import storage_fault
@@ -39,7 +39,10 @@ def written_whole(path: str | Path, operation: str = "write it"):
         raise fault from None
     finally:
         if not device:
-            scratch.unlink(missing_ok=True)
+            # a folder that refused the scratch file may refuse this too (a read-only file
+            # system says so even of a missing file): the fault above is the one to tell
+            with suppress(OSError):
+                scratch.unlink(missing_ok=True)
 
 
 def remove_tree(path: Path) -> None:

@@ -339,7 +339,8 @@ def ingest(
                 err.print(f"(warning '{kind}' for {count - 3} more file(s))", highlight=False,
                           markup=False)
         loaded = sorted({r.run_id for r in results if r.status in ("ingested", "replaced")})
-        if loaded and not quiet:
+        # after a storage fault (said) DuckDB may have invalidated the warehouse: no more reads
+        if loaded and not quiet and not any(r.storage_fault for r in results):
             from .session import run_context
 
             _print_run_notes(run_context(con, loaded), " - they share a folder (or --run); if "
@@ -503,12 +504,13 @@ def sql(
 
 @app.command()
 def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = None,
-         units: UnitsOption = Units.auto, wait: WaitOption = 60.0) -> None:
+         units: UnitsOption = Units.auto, wait: WaitOption = 60.0,
+         memory_limit: QueryMemoryOption = "1GB") -> None:
     """List the runs in the warehouse: when and how long, ranks present against the world
     size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
     from .session import run_context
 
-    with _session(db, wait) as session:
+    with _session(db, wait, memory_limit=memory_limit) as session:
         result = run_context(session.con)
         write(result, fmt, output, 10_000, err, units=units, show=(
             "run_id", "span_ns", "iterations", "ranks", "world_size", "gpus", "hosts", "note"))
@@ -565,6 +567,7 @@ def summary(
     db: DbOption = None,
     run: Annotated[Optional[list[str]], typer.Option(help="Only this run; repeatable")] = None,
     wait: WaitOption = 60.0,
+    memory_limit: QueryMemoryOption = "1GB",
 ) -> None:
     """One screen per run: what it is, step time, where GPU time goes, overlap, the straggler,
     the top kernels, and what to run next; each number names the metric it came from.
@@ -579,7 +582,7 @@ def summary(
     from .session import run_context
     from .summary import print_summary, summarize_run
 
-    with _session(db, wait) as session:
+    with _session(db, wait, memory_limit=memory_limit) as session:
         session.check_runs(run or [])
         context = run_context(session.con, run)
         if not context.rows:

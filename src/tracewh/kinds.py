@@ -12,6 +12,7 @@ import duckdb
 
 from .errors import TracewhError
 from .resources import sql_dir
+from .sqlscript import rollback
 from .store import derive
 
 KINDS = ("comm", "compute", "sync", "other")
@@ -90,5 +91,5 @@ def load_user_patterns(con: duckdb.DuckDBPyConnection, path: Path | None) -> Non
         derive.refill(con, "kernel_names")
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise

@@ -1,4 +1,5 @@
-"""Run the SQL files of sql/ with variables bound through DuckDB's SET VARIABLE."""
+"""Run the SQL files of sql/ with variables bound through DuckDB's SET VARIABLE, in transactions
+that end cleanly."""
 
 from __future__ import annotations
 
@@ -31,3 +32,12 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -
     if rows:
         values = ", ".join(["(" + ", ".join("?" * len(rows[0])) + ")"] * len(rows))
         con.execute(f"INSERT INTO {table} VALUES {values}", [v for row in rows for v in row])
+
+
+def rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """End the transaction that failed. A COMMIT that failed (a full disk) has ended it already:
+    DuckDB's 'cannot rollback - no transaction is active' would then hide why."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass

@@ -26,6 +26,7 @@ import duckdb
 from . import __version__, kinds
 from .errors import TracewhError, WarehouseBusy, storage_fault
 from .resources import migrations_dir
+from .sqlscript import rollback
 from .sqlmodules import install_order, load_modules, public_names
 from .store import derive
 
@@ -138,7 +139,15 @@ def _open_for_write(path: Path, waiting: _Waiting | None = None) -> duckdb.DuckD
                 exc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             raise (storage_fault(exc, "create the warehouse", path) or TracewhError(
                 f"{path}: cannot create the warehouse: {str(exc).splitlines()[0]}")) from None
-    return _up_to_date(_open(path, read_only=False, waiting=waiting))
+    con = _open(path, read_only=False, waiting=waiting)
+    try:
+        return _up_to_date(con)
+    except duckdb.Error as exc:  # a full or failing disk while migrating or installing views
+        con.close()
+        fault = storage_fault(exc, "upgrade the warehouse", path)
+        if fault is None:
+            raise
+        raise fault from None
 
 
 def _nearly_full(folder: Path) -> bool:
@@ -392,13 +401,15 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             )
             con.execute("COMMIT")
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
+            rollback(con)
+            if storage_fault(exc, "migrate"):
+                raise  # the disk's fault, not the migration's: said by whoever opened it
             raise TracewhError(
                 f"migration {migration.name} failed on this warehouse: "
                 f"{str(exc).splitlines()[0]} - its schema_migrations may have been edited; "
                 "'tracewh check' lists what differs") from None
         except Exception:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
         done.append(migration.name)
     return done
@@ -427,7 +438,7 @@ def install_views(con: duckdb.DuckDBPyConnection, force: bool = False, fresh: bo
         )
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
 
 

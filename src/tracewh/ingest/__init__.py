@@ -18,7 +18,7 @@ import duckdb
 
 from ..errors import IngestError, StorageFault, TracewhError
 from ..store import derive as derive_registry, remove_source, source_rows
-from ..sqlscript import insert_rows
+from ..sqlscript import insert_rows, rollback
 from ..warehouse import cursor, first_row, utc_now
 from . import card, config, kineto, logs, nsys, nsys_report, series
 from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
@@ -306,7 +306,7 @@ def _finish(prepared: _Prepared, rules: list[RankRule], replace: bool, alone: bo
             _load(con, prepared, rules, alone, options)
             con.execute("COMMIT")
         except BaseException:
-            _rollback(con)
+            rollback(con)
             raise
         result.status = "replaced" if stale else "ingested"
     except Exception as exc:
@@ -408,7 +408,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: 
             _record(con, entries)
         con.execute("COMMIT")
     except BaseException:
-        _rollback(con)
+        rollback(con)
         for p in todo:
             p.result.rows, p.result.warnings, p.result.message = 0, (), ""
         raise
@@ -449,14 +449,6 @@ def _fault_message(con, path: Path, exc: Exception, result: FileResult) -> str:
     return str(IngestError(path, f"could not be loaded: {_first_line(exc)}",
                            "the file may be damaged or from an unsupported exporter; re-export it"))
 
-
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
-    """Undo the file's transaction; a COMMIT that failed (a full disk) has ended it already,
-    and the fault that ended it is the one to report."""
-    try:
-        con.execute("ROLLBACK")
-    except duckdb.Error:
-        pass
 
 
 def _close(con: duckdb.DuckDBPyConnection | None) -> None:

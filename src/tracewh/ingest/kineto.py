@@ -28,6 +28,7 @@ from ..errors import IngestError
 from ..resources import sql_dir
 from ..sqlscript import run_script, set_variables
 from ..store.catalog import run_catalog_script
+from .scratch import scratch_file
 from .source import fault_warnings
 from ..warehouse import first_row
 
@@ -623,7 +624,6 @@ def _cut_events(path: Path) -> _Cut | None:
     """The traceEvents array cut out into a temporary file, with the rest of the document
     decoded; None when that cannot be done safely (the Python decoder then decides)."""
     import os
-    import tempfile
 
     temporary: list[Path] = []
     try:
@@ -631,8 +631,7 @@ def _cut_events(path: Path) -> _Cut | None:
         with path.open("rb") as handle:
             gzipped = handle.read(2) == b"\x1f\x8b"
         if gzipped:  # gunzip once to a temporary file; DuckDB reads plain JSON fastest
-            fd, name = tempfile.mkstemp(prefix="tracewh-", suffix=".json")
-            source = Path(name)
+            fd, source = scratch_file("gunzipped")
             temporary.append(source)
             with os.fdopen(fd, "wb") as out:
                 for block in _blocks(path):
@@ -653,8 +652,7 @@ def _cut_events(path: Path) -> _Cut | None:
         trace, array_close = _close_of_events(header, tail, tail_start)
         if array_close <= array_open:
             raise LookupError
-        fd, name = tempfile.mkstemp(prefix="tracewh-events-", suffix=".json")
-        events_file = Path(name)
+        fd, events_file = scratch_file("events")
         temporary.append(events_file)
         with source.open("rb") as src, os.fdopen(fd, "wb") as dst:
             _copy_range(src, dst, array_open, array_close + 1 - array_open)

@@ -26,7 +26,7 @@ from pathlib import Path
 import duckdb
 
 from ..resources import sql_dir
-from ..sqlscript import run_script, set_variables
+from ..sqlscript import rollback, run_script, set_variables
 from .catalog import stored_tables
 
 META_PREFIX = "derive:"
@@ -50,8 +50,9 @@ REGISTRY = (
     Derived("kernel_kinds", (), fills=("kernel_kinds",), inputs=("kernel_kinds.csv",),
             made_by="tracewh.kinds, from the CSV, when the views are installed"),
     # each distinct kernel name classified by kernel_kind(); the ENUM of GPU op names made again
+    # (plain text instead when there are too many names for one: gpu_op_name_text.sql)
     Derived("kernel_names", ("kernel_names_add.sql", "views/_gpu_op_name.sql"),
-            fills=("kernel_names",)),
+            fills=("kernel_names",), inputs=("gpu_op_name_text.sql",)),
     Derived("gpu_op_timeline", ("gpu_op_timeline.sql",), per_source=True,
             fills=tuple(f"{t}.{c}" for t in ("kernels", "memcpy", "memset")
                         for c in ("alone", "device_prev_end_ns"))),
@@ -79,6 +80,15 @@ def _run(con: duckdb.DuckDBPyConnection, derived: Derived, first: int, last: int
     set_variables(con, first_file_id=first, last_file_id=last)
     for script in derived.scripts:
         run_script(con, sql_dir() / script)
+        if script == "views/_gpu_op_name.sql" and _names_left_out(con):
+            run_script(con, sql_dir() / "gpu_op_name_text.sql")
+
+
+def _names_left_out(con: duckdb.DuckDBPyConnection) -> bool:
+    """The ENUM gpu_op_name left the kernel names out: more than it takes (its file says)."""
+    return con.execute(
+        "SELECT EXISTS (SELECT 1 FROM store.kernel_names WHERE name NOT IN "
+        "(SELECT unnest(enum_range(NULL::gpu_op_name))::VARCHAR))").fetchone()[0]
 
 
 def fill(con: duckdb.DuckDBPyConnection, first_file_id: int, last_file_id: int) -> None:
@@ -142,5 +152,5 @@ def refresh(con: duckdb.DuckDBPyConnection) -> None:
             refill(con, name)
         con.execute("COMMIT")
     except Exception:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
