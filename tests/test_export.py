@@ -132,8 +132,59 @@ def test_run_names_with_slashes_survive_the_partition_path(tmp_path):
     con = tracewh.connect(db, read_only=True)
     export_lake(con, lake)
     con.close()
-    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "rank=0" / "part_0.parquet").exists()
+    assert (lake / "kernels" / "run_id=param%2Fdlrm%20kineto" / "part_0.parquet").exists()
     for runs in (pl.read_parquet(lake / "kernels")["run_id"].unique().to_list(),
                  pq.read_table(lake / "kernels")["run_id"].unique().to_pylist(),
                  [r for (r,) in duckdb.sql(f"SELECT DISTINCT run_id FROM read_parquet('{lake}/kernels/**/*.parquet')").fetchall()]):
         assert [str(r) for r in runs] == ["param/dlrm kineto"]
+
+
+def test_a_run_is_one_file_per_view_a_row_group_per_rank(tmp_path):
+    """Issue 40, item 14: a folder per rank made a 1,024-rank run 11,000 files. One file per
+    view and run; a view of ranks' events in row groups of one rank each (min = max in the
+    row group's statistics), so a reader filtering on rank skips the rest."""
+    lake = tmp_path / "lake"
+    con = tracewh.connect(SAMPLE.parent / "sample.duckdb", read_only=True)
+    export_lake(con, lake)
+    for view in ("kernels", "cpu_ops", "nvtx_ranges"):
+        counts = con.execute(f"SELECT run_id, rank, count(*) FROM {view} GROUP BY ALL "
+                             "ORDER BY ALL").fetchall()
+        assert counts, view
+        for run in {run for run, _, _ in counts}:
+            files = list((lake / view).glob(f"run_id={run}/**/*.parquet"))
+            assert [f.relative_to(lake / view).as_posix() for f in files] == \
+                [f"run_id={run}/part_0.parquet"]
+            meta = pq.ParquetFile(files[0]).metadata
+            column = meta.schema.names.index("rank")
+            groups = {}
+            for g in range(meta.num_row_groups):
+                stats = meta.row_group(g).column(column).statistics
+                assert stats.has_min_max and stats.min == stats.max
+                groups[stats.min] = groups.get(stats.min, 0) + meta.row_group(g).num_rows
+            assert sorted((run, rank, n) for rank, n in groups.items()) == \
+                [row for row in counts if row[0] == run]
+    con.close()
+    manifest = json.loads((lake / "manifest.json").read_text())
+    assert manifest["layout"]["kernels"] == ["run_id"] and manifest["lake_layout"] == 2
+    assert manifest["row_groups_by"]["kernels"] == ["rank"] and "runs" not in manifest["row_groups_by"]
+
+
+def test_a_lake_of_the_older_layout_is_written_again_whole(tmp_path):
+    """A lake with a folder per rank (layout 1) beside files of layout 2 would read as two
+    partitionings: the export rewrites every run, and no rank folder is left."""
+    lake = tmp_path / "lake"
+    con = tracewh.connect(SAMPLE.parent / "sample.duckdb", read_only=True)
+    export_lake(con, lake)
+    manifest = json.loads((lake / "manifest.json").read_text())
+    del manifest["lake_layout"]
+    (lake / "manifest.json").write_text(json.dumps(manifest))
+    old = lake / "kernels" / "run_id=ddp_4ranks" / "rank=0" / "part_0.parquet"
+    old.parent.mkdir()
+    (lake / "kernels" / "run_id=ddp_4ranks" / "part_0.parquet").rename(old)
+    again = export_lake(con, lake)
+    con.close()
+    assert again.exported == ["ddp_4ranks", "fsdp_4ranks_kineto"]
+    assert not list(lake.glob("*/*/rank=*"))
+    assert pl.read_parquet(lake / "kernels").height == \
+        sum(json.loads((lake / "manifest.json").read_text())["runs"][r]["rows"]["kernels"]
+            for r in ("ddp_4ranks", "fsdp_4ranks_kineto"))

@@ -286,18 +286,18 @@ def test_an_export_killed_midway_is_finished_by_the_next(warehouse, tmp_path, mo
     with tracewh.connect(warehouse, read_only=True) as con:
         export_lake(con, lake)
         copied = []
-        real_copy = export_module._copy_run
+        real_write = export_module._write_view
 
-        def killed_on_the_fifth_view(con, out, view, run):
+        def killed_on_the_fifth_view(con, out, view, *args):
             copied.append(view)
             if len(copied) == 5:
                 raise KeyboardInterrupt  # as a kill between two files
-            return real_copy(con, out, view, run)
+            return real_write(con, out, view, *args)
 
-        monkeypatch.setattr(export_module, "_copy_run", killed_on_the_fifth_view)
+        monkeypatch.setattr(export_module, "_write_view", killed_on_the_fifth_view)
         with pytest.raises(KeyboardInterrupt):
             export_lake(con, lake, force=True)
-        monkeypatch.setattr(export_module, "_copy_run", real_copy)
+        monkeypatch.setattr(export_module, "_write_view", real_write)
         manifest = json.loads((lake / MANIFEST).read_text())
         assert set(manifest["runs"]) == set()  # it vouches for no run it was rewriting
         again = export_lake(con, lake)

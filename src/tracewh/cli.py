@@ -107,6 +107,16 @@ def _waiting(message: str) -> None:
     err.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
+def _problems(subject: Path, problems: list[str]) -> None:
+    """A line per problem found in `subject` (a warehouse, a lake), then exit 1; none: return."""
+    for problem in problems:
+        err.print(f"[red]Problem:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
+    if problems:
+        err.print(f"{subject}: {len(problems)} problem(s)", highlight=False, soft_wrap=True,
+                  markup=False)
+        raise typer.Exit(1)
+
+
 def _fail(message: str, code: int = 1) -> None:
     err.print(f"[red]Error:[/red] {escape(printable(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -642,54 +652,71 @@ def export(
     fmt: Annotated[str, typer.Option("--format", "-f",
                                      help="parquet (a lake of every view) or chrome-trace")] = "parquet",
     force: Annotated[bool, typer.Option(help="Rewrite runs that are already up to date")] = False,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Read the lake at OUT: does every (run, view) hold the rows its "
+        "manifest says? One line per difference, exit 1 if any")] = False,
     wait: WaitOption = 60.0,
 ) -> None:
-    """Write every view as Parquet, hive-partitioned by run (and rank for the big ones); or a
-    run as one Chrome/Perfetto trace with all its ranks, clock offsets applied.
+    """Write every view as Parquet, hive-partitioned by run (a row group per rank for the big
+    ones); or a run as one Chrome/Perfetto trace with all its ranks, clock offsets applied.
 
     Parquet: runs already exported and unchanged are skipped; runs gone from the warehouse are
     removed from the lake. Spark, Trino, polars, pyarrow and DuckDB read it with just the path.
+    One export writes a lake at a time; another waits for it (--wait) or says it is busy.
 
     Example:
 
     \b
         tracewh export lake/ --db job.duckdb
+        tracewh export --check lake/
         tracewh export job.trace.json --format chrome-trace --run dp4 --db job.duckdb
         tracewh export pair.trace.json --format chrome-trace --run before --run after
     """
-    from .export import chrome_trace_name, export_chrome_trace, export_lake
+    from .export import check_lake, chrome_trace_name, export_chrome_trace, export_lake
+    from .folderlock import hold_folder
 
     if fmt not in ("parquet", "chrome-trace"):
         _fail(f"--format {fmt!r}: choose parquet or chrome-trace")
-    # the lake is written by DuckDB (COPY): that session keeps file access
-    with _session(db, wait, lock=fmt != "parquet") as session:
-        session.check_runs(run or [], series=fmt == "chrome-trace")
-        if fmt == "parquet":
+    if check:
+        if not out.is_dir():
+            _fail(f"{out}: no lake folder here")
+        with hold_folder(out, "lake", wait, _waiting, _waiting):
+            problems, rows = check_lake(out)
+        _problems(out, problems)
+        err.print(f"lake {out}: every (run, view) holds the rows its manifest says ({rows:,})",
+                  highlight=False, markup=False)
+        return
+    if fmt == "parquet":  # the lake first: an export waiting for it does not hold the warehouse
+        # the lake is written through DuckDB's COPY too: that session keeps file access
+        with hold_folder(out, "lake", wait, _waiting, _waiting), \
+                _session(db, wait, lock=False) as session:
+            session.check_runs(run or [])
             report = export_lake(session.con, out, runs=run, force=force)
-        else:
-            runs = run or session.runs()
-            if out.suffix == ".json":  # one file: the runs given side by side (one when none given)
-                if not run and len(runs) != 1:
-                    _fail("a single .json file holds the runs given with --run (repeat it to see "
-                          "runs side by side), or give a folder for one file per run")
-                out.parent.mkdir(parents=True, exist_ok=True)
-                events = export_chrome_trace(session.con, runs, out)
-                err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
-                return
-            for name in runs:
-                target = out / chrome_trace_name(name)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                events = export_chrome_trace(session.con, name, target)
-                err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
+        for problem in report.problems:
+            err.print(f"[red]Error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
+        err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
+                  f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
+                  f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
+                  highlight=False, markup=False)
+        if report.problems:
+            raise typer.Exit(1)
+        return
+    with _session(db, wait) as session:
+        session.check_runs(run or [], series=True)
+        runs = run or session.runs()
+        if out.suffix == ".json":  # one file: the runs given side by side (one when none given)
+            if not run and len(runs) != 1:
+                _fail("a single .json file holds the runs given with --run (repeat it to see "
+                      "runs side by side), or give a folder for one file per run")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            events = export_chrome_trace(session.con, runs, out)
+            err.print(f"wrote {out} ({events:,} events)", highlight=False, markup=False)
             return
-    for problem in report.problems:
-        err.print(f"[red]Error:[/red] {escape(problem)}", highlight=False, soft_wrap=True)
-    err.print(f"exported {len(report.exported)} run(s), {report.rows:,} rows in "
-              f"{report.seconds:.1f} s; {len(report.skipped)} unchanged, "
-              f"{len(report.removed)} removed; lake {report.bytes / 1e6:.1f} MB at {out}",
-              highlight=False, markup=False)
-    if report.problems:
-        raise typer.Exit(1)
+        for name in runs:
+            target = out / chrome_trace_name(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            events = export_chrome_trace(session.con, name, target)
+            err.print(f"wrote {target} ({events:,} events)", highlight=False, markup=False)
 
 
 @app.command()
@@ -715,12 +742,7 @@ def check(db: DbOption = None, wait: WaitOption = 60.0) -> None:
         bases = [] if problems else con.execute(
             "SELECT count(*), coalesce(time_base, 'not recorded') FROM store.sources "
             "GROUP BY ALL ORDER BY 2").fetchall()
-    for problem in problems:
-        err.print(f"[red]Problem:[/red] {escape(problem.message)}", highlight=False, soft_wrap=True)
-    if problems:
-        err.print(f"{path}: {len(problems)} problem(s)", highlight=False, soft_wrap=True,
-                  markup=False)
-        raise typer.Exit(1)
+    _problems(path, [problem.message for problem in problems])
     err.print(f"{path}: consistent ({sources} source(s); every view answers)", highlight=False,
               soft_wrap=True, markup=False)
     if bases:

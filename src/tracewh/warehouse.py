@@ -101,7 +101,7 @@ def connect(path: str | Path | None = None, read_only: bool = False, wait: float
             raise TracewhError(":memory: warehouses start empty: open one for writing")
         return _up_to_date(duckdb.connect(":memory:"))
     path = Path(path) if path is not None else default_db_path()
-    waiting = _Waiting(path, time.monotonic() + max(0.0, wait), on_wait)
+    waiting = Waiting(path, time.monotonic() + max(0.0, wait), on_wait)
     if read_only:
         if not path.exists():
             raise TracewhError(f"{path}: no warehouse here - run 'tracewh ingest PATH' first")
@@ -129,7 +129,7 @@ def open_read_only(path: str | Path, wait: float = 0.0,
     return con
 
 
-def _open_for_write(path: Path, waiting: _Waiting | None = None) -> duckdb.DuckDBPyConnection:
+def _open_for_write(path: Path, waiting: Waiting | None = None) -> duckdb.DuckDBPyConnection:
     if not path.exists():
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -279,19 +279,32 @@ def _remove_database_file(path: Path) -> None:
 
 
 @dataclass
-class _Waiting:
-    """How long to wait for a warehouse another process holds, and whom to tell."""
+class Waiting:
+    """How long to wait for a warehouse (or a lake) another process holds, and whom to tell."""
 
     path: Path
     deadline: float
     on_wait: Callable[[str], None] | None = None
     told: bool = False
 
+    def pause(self, what: str, by: str) -> None:
+        """Wait a moment for `what` ('warehouse', 'lake') held by `by`; WarehouseBusy, one
+        line, when the time is up."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise WarehouseBusy(f"{self.path}: {what} busy - held by {by}; retry when it ends, "
+                                "or give --wait SECONDS to wait for it")
+        if self.on_wait and not self.told:
+            self.on_wait(f"waiting for the {what} {self.path} (held by {by}) - "
+                         f"up to {left:.0f} s more")
+            self.told = True
+        time.sleep(min(0.1, left))
+
 
 _LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
 
 
-def _open(path: Path, read_only: bool, waiting: _Waiting | None = None
+def _open(path: Path, read_only: bool, waiting: Waiting | None = None
           ) -> duckdb.DuckDBPyConnection:
     while True:
         try:
@@ -302,16 +315,7 @@ def _open(path: Path, read_only: bool, waiting: _Waiting | None = None
                        or TracewhError(f"{path}: cannot open warehouse: {exc}")) from None
             holder = _LOCK_HOLDER.search(str(exc))
             by = f"another tracewh, pid {holder.group(1)}" if holder else "another tracewh"
-            left = waiting.deadline - time.monotonic() if waiting else 0.0
-            if left <= 0:
-                raise WarehouseBusy(
-                    f"{path}: warehouse busy - held by {by}; retry when it ends, "
-                    "or give --wait SECONDS to wait for it") from None
-            if waiting.on_wait and not waiting.told:
-                waiting.on_wait(f"waiting for the warehouse {path} (held by {by}) - "
-                                f"up to {left:.0f} s more")
-                waiting.told = True
-            time.sleep(min(0.1, left))
+            (waiting or Waiting(path, 0.0)).pause("warehouse", by)
         except duckdb.ConnectionException as exc:
             if "different configuration" in str(exc):
                 raise WarehouseBusy(f"{path}: warehouse already open in this process with other "

@@ -1,10 +1,10 @@
-"""The stored tables, and the views a lake partitions by rank, as DuckDB's own catalog lists
+"""The stored tables, and the views a lake row-groups by rank, as DuckDB's own catalog lists
 them: no list of tables is kept by hand. What a table is follows from its columns:
 - a stored table (schema `store`) with a file_id column holds rows of one source each, and goes
   with its source (sql/remove_source.sql);
 - one that also has a time (start_ns; ts_ns for samples and log lines) holds the source's events,
   which store.sources.rows counts (sql/source_rows.sql);
-- a public view with a rank and a start_ns holds a rank's events, which a lake partitions by rank.
+- a public view with a rank and a start_ns holds a rank's events, which a lake writes in a row group per rank.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def stored_tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
 
 
 def rank_partitioned(columns: Iterable[str]) -> bool:
-    """Does a view of these columns hold a rank's events (a lake partitions it by rank)?"""
+    """Does a view of these columns hold a rank's events (a lake writes a row group per rank)?"""
     return {"rank", "start_ns"} <= set(columns)
 
 
