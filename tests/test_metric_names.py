@@ -20,8 +20,9 @@ NAMES = {  # name -> is it a phase by default
 
 @pytest.mark.parametrize("metric", ["nvtx_phases", "memory_by_phase", "memory_timeline"])
 def test_default_phases_include_torchrec_names(metric):
-    """Each takes its default from phase_pattern (sql/lib/phase_names.sql), one definition."""
-    assert "phase_pattern(getvariable('phases'))" in (sql_dir() / "metrics" / f"{metric}.sql").read_text()
+    """Each takes its phases from phase_ranges, whose default is phase_pattern's
+    (sql/lib/phase_names.sql, one definition; stored per range at ingest)."""
+    assert "phase_ranges(getvariable('phases'))" in (sql_dir() / "metrics" / f"{metric}.sql").read_text()
     con = duckdb.connect()
     con.execute((sql_dir() / "lib" / "phase_names.sql").read_text())
     got = {name: con.execute("SELECT regexp_matches(?, phase_pattern(NULL))", [name]).fetchone()[0]

@@ -1050,6 +1050,8 @@ def test_every_metric_with_every_filter_set(con):
             params["window"] = "1h/2h"
         if "unlaunched" in params:  # a rule, not a filter: other text is an error
             params["unlaunched"] = "drop"
+        if "kernel_time" in params:  # a rule too: own | subtree
+            params["kernel_time"] = "subtree"
         if metric.name in ("critical_path", "what_if"):  # rules too: rows, ranks joined or not
             params.update(ranks="all", **({"per": "class"} if metric.name == "critical_path"
                                           else {"scenario": "comm_x"}))

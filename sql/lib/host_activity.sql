@@ -1,4 +1,4 @@
--- uses: cpu_ops, cuda_api, iterations, os_calls, phase_names, scope
+-- uses: cpu_ops, cuda_api, iterations, nvtx_ranges, os_calls, phase_ranges, scope
 -- What a rank's host threads do, as the host-side metrics (sync_stalls, host_breakdown,
 -- idle_gaps' causes) name it.
 
@@ -42,12 +42,12 @@ WHERE class IS NOT NULL;
 --   pageable memcpy  cuda_memcpy_async: an Async copy to or from pageable host memory, which
 --                    the driver stages through a pinned buffer while the host waits
 -- One row per call; a driver call inside a runtime call is left out. The rule is stored with
--- each call at ingest (store.cuda_api.blocking_rule, sql/cuda_api_roles.sql).
+-- each call at ingest (cuda_api.blocking_rule, sql/cuda_api_roles.sql).
 -- @column run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration  of the call
 -- @column rule  VARCHAR  sync api | sync memcpy | sync memset | pageable memcpy
 CREATE OR REPLACE MACRO blocking_calls() AS TABLE
 SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns, name, iteration, blocking_rule AS rule
-FROM store.cuda_api
+FROM cuda_api
 WHERE blocking_rule IS NOT NULL;
 
 -- main_threads: each rank's launching thread: the thread of its steps (ProfilerStep#N: the
@@ -72,7 +72,7 @@ GROUP BY run_id, rank;
 -- host_calls: the CUDA API calls of each rank's launching thread (main_threads) that wait for
 -- the GPU (layer 0: blocking_calls' rules) or enqueue GPU work (layer 1: the other launch,
 -- memcpy and memset calls). Calls of one thread do not overlap (driver calls inside a runtime
--- call are left out: store.cuda_api.in_runtime_call), so their durations add up: the metrics
+-- call are left out: cuda_api.in_runtime_call), so their durations add up: the metrics
 -- sum them instead of flattening millions. The rank is given by its rank_key only (no text
 -- column on millions of rows).
 -- @column rank_key, start_ns, end_ns
@@ -81,7 +81,7 @@ CREATE OR REPLACE MACRO host_calls() AS TABLE
 WITH main AS (SELECT * FROM main_threads())
 SELECT rank_key(a.file_id, a.rank) AS rank_key, a.start_ns, a.end_ns,
        CASE WHEN a.blocking_rule IS NULL THEN 1 ELSE 0 END AS layer
-FROM store.cuda_api a
+FROM cuda_api a
 JOIN main m ON m.file_id = a.file_id AND m.pid = a.pid AND m.tid = a.tid
 SEMI JOIN _api_name_class() n ON n.name = a.name
 WHERE a.in_runtime_call IS NOT TRUE;
@@ -104,7 +104,7 @@ WHERE a.in_runtime_call IS NOT TRUE;
 CREATE OR REPLACE MACRO host_activity(want_data, want_phases) AS TABLE
 WITH main AS (SELECT * FROM main_threads())
 SELECT r.run_id, r.rank, r.start_ns, r.end_ns, 2 AS layer
-FROM (SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns FROM store.nvtx_ranges
+FROM (SELECT run_id, rank, file_id, pid, tid, start_ns, end_ns FROM nvtx_ranges
       WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
         AND CASE WHEN want_data IS NULL THEN data_loading IS TRUE
                  ELSE regexp_matches(coalesce(name, ''), data_loader_pattern(want_data)) END

@@ -1,4 +1,4 @@
--- uses: gpu_op_calls, launch_cpu_ops, perf_models, perf_ops, scope
+-- uses: cpu_ops, gpu_op_calls, launch_cpu_ops, op_shapes_recorded, perf_models, perf_ops, scope
 -- The kernels of modelled ops: each kernel's op is the one around its launching call (the launch
 -- link, launch_cpu_ops: the op with the call's External id, else the innermost open on the
 -- launching thread; op_summary's link), so traces whose kernels carry the correlation id as
@@ -34,7 +34,7 @@ CREATE OR REPLACE MACRO op_kernels(want_run, want_rank, want_iteration_from, wan
         FROM gpu_op_calls k
         JOIN launch_cpu_ops_of(NULL, NULL, true) l ON l.api_id = k.api_id
         WHERE (k.op = 'kernel' OR (SELECT subtree FROM rule))
-          AND k.file_id IN (SELECT file_id FROM store.shaped_ops)
+          AND k.file_id IN (SELECT file_id FROM op_shapes_recorded WHERE shapes_recorded)
           AND scope_match(k.run_id, k.rank, want_run, want_rank)
           AND iteration_in(k.iteration, want_iteration_from, want_iteration_to)
           AND window_overlaps(k.start_ns, k.end_ns, want_start_ns, want_end_ns)
@@ -43,32 +43,34 @@ CREATE OR REPLACE MACRO op_kernels(want_run, want_rank, want_iteration_from, wan
                -- the convolution's model counts: its kernels are the convolution's
         SELECT a.op_id, c.op_id AS conv_op_id
         FROM perf_ops a
-        JOIN store.cpu_ops x ON x.op_id = a.op_id
+        JOIN cpu_ops x ON x.op_id = a.op_id
         JOIN perf_ops c ON c.op_id = x.parent_id
         WHERE a.name = 'aten::add_' AND c.name = 'aten::miopen_convolution'
     ),
-    chain(launcher_id, op_id, parent_id, steps) AS (  -- subtree: each launcher and its ancestors
-        SELECT o.op_id, o.op_id, o.parent_id, 0
-        FROM store.cpu_ops o
+    chain AS (  -- subtree: each launcher and its ancestors
+        SELECT o.op_id AS launcher_id, o.op_id, o.parent_id, 0 AS steps
+        FROM cpu_ops o
         WHERE (SELECT subtree FROM rule) AND o.op_id IN (SELECT cpu_op_id FROM gpu)
         UNION ALL
         SELECT c.launcher_id, p.op_id, p.parent_id, c.steps + 1
-        FROM chain c JOIN store.cpu_ops p ON p.op_id = c.parent_id
+        FROM chain c JOIN cpu_ops p ON p.op_id = c.parent_id
         WHERE c.steps < 1000
     ),
-    outer_ops(op_id, top_id, parent_id, family, steps) AS (
+    outer_ops AS (
         -- subtree: a modelled op inside ops of its own family (aten::convolution >
         -- _convolution > cudnn_convolution; _scaled_dot_product_flash_attention >
         -- _flash_attention_forward) is timed by the outermost, as TraceLens models that one
         -- (aten::linear and matmul, which TraceLens does not model, are not taken)
-        SELECT p.op_id, p.op_id, x.parent_id, p.family, 0
-        FROM perf_ops p JOIN store.cpu_ops x ON x.op_id = p.op_id
+        SELECT p.op_id, p.op_id AS top_id, x.parent_id, p.family, 0 AS steps
+        FROM perf_ops p JOIN cpu_ops x ON x.op_id = p.op_id
         WHERE (SELECT subtree FROM rule)
         UNION ALL
         SELECT t.op_id, a.op_id, a.parent_id, t.family, t.steps + 1
-        FROM outer_ops t JOIN store.cpu_ops a ON a.op_id = t.parent_id
-        WHERE perf_model(a.name, CAST(NULL AS BIGINT[][]), CAST(NULL AS VARCHAR[]),
-                         CAST(NULL AS VARCHAR[])).family = t.family
+        FROM outer_ops t JOIN cpu_ops a ON a.op_id = t.parent_id
+        -- the family hangs on the name alone; empty typed lists (not NULLs: duckdb 1.5's
+        -- shell cannot bind the models' arithmetic on untyped NULLs)
+        WHERE perf_model(a.name, CAST([] AS BIGINT[][]), CAST([] AS VARCHAR[]),
+                         CAST([] AS VARCHAR[])).family = t.family
           AND a.name NOT IN ('aten::linear', 'aten::matmul') AND t.steps < 1000
     ),
     timed_for AS (  -- launcher -> the modelled op(s) its GPU ops are timed for

@@ -1,6 +1,6 @@
 -- uses: none
 -- The training phases by NVTX range / user annotation name, one definition for nvtx_phases,
--- memory_by_phase, memory_timeline and host_breakdown.
+-- memory_by_phase, memory_timeline and host_breakdown (their ranges: phase_ranges.sql).
 
 -- phase_pattern: names ending in forward, backward, optimizer, step,
 -- optimizer_step or _take_model_step after a start, `.` or `:` (forward, DeepSpeedEngine.forward,
@@ -20,20 +20,3 @@ CREATE OR REPLACE MACRO phase_kind(name) AS
     CASE WHEN regexp_matches(name, '(?i)backward|bwd') THEN 'backward'
          WHEN regexp_matches(name, '(?i)forward|fwd') THEN 'forward'
          ELSE 'optimizer' END;
-
--- phase_ranges: the NVTX ranges and user annotations (that ended) named like a phase by `want`
--- (phase_pattern's parameter), with their phase_kind. With the default pattern each range's
--- stored phase is read (store.nvtx_ranges.phase, sql/nvtx_range_facts.sql): no regular
--- expression runs over the millions of ranges of an autograd-NVTX capture.
--- @arg want  any  the metric's `phases` parameter (NULL: the default)
--- @column run_id, rank, file_id, range_id, pid, tid, name, start_ns, end_ns  of the range
--- @column phase  VARCHAR  forward | backward | optimizer
-CREATE OR REPLACE MACRO phase_ranges(want) AS TABLE
-SELECT * FROM (
-    SELECT run_id, rank, file_id, range_id, pid, tid, name, start_ns, end_ns,
-           CASE WHEN want IS NULL THEN phase
-                WHEN regexp_matches(coalesce(name, ''), phase_pattern(want)) THEN phase_kind(name)
-           END AS phase
-    FROM store.nvtx_ranges
-    WHERE kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL)
-WHERE phase IS NOT NULL;

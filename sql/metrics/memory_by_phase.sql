@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase, start_ns, source, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
--- uses: devices, iterations, memory_events, phase_names, ranks, samples, scope
+-- uses: devices, iterations, memory_events, phase_ranges, ranks, samples, scope
 -- complexity: O(n) scan of NVTX names; phase ranges joined to the iterations of their rank by range (O(p * i): few iterations per rank), memory events to spans by ASOF join
 -- show: phase, measure, max_value, mean_value, iteration, rank, run_id
 --

@@ -4,7 +4,7 @@
 -- unit: bytes
 -- grain: run_id, rank, device_type, device_id, ts_ns
 -- params: run (text, optional), rank (int, optional), bins (int, default 1000), phases (text, optional)
--- uses: memory_events, phase_names, scope
+-- uses: memory_events, phase_ranges, scope
 -- complexity: O(n log n) in memory events (running sums; phases by ASOF join)
 -- see: memory_events; torch.cuda.memory_allocated; nvtx_phases
 -- show: ts_ns, allocated, reserved, phase, rank, run_id

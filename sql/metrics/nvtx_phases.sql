@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration, phase
 -- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
--- uses: phase_names, scope, training_steps
+-- uses: phase_ranges, scope, training_steps
 -- complexity: O(R + (P + S) log(P + S)): the phase pattern is matched once per range (R), then
 -- show: phase, iteration, share_pct, total_ns, rank, run_id
 --   the P phase ranges meet the S steps of their rank by an ASOF join (a sort), not a range join

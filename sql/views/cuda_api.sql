@@ -15,5 +15,8 @@ SELECT
     correlation_id,   -- links to kernels/memcpy/memset on (file_id, pid, correlation_id)
     external_id,      -- Kineto: the CPU op it ran under
     return_value,
-    iteration
+    iteration,
+    in_runtime_call,  -- true: a driver call made inside a runtime call (counted with it; NULL: not)
+    blocking_rule     -- how the call waits for the GPU: sync api | sync memcpy | sync memset |
+                      -- pageable memcpy (NULL: it does not wait; sql/cuda_api_roles.sql)
 FROM store.cuda_api;

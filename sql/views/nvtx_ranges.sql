@@ -20,5 +20,8 @@ SELECT
     category,
     color,
     payload,
-    external_id        -- Kineto: links an annotation to the runtime calls and GPU work under it
+    external_id,       -- Kineto: links an annotation to the runtime calls and GPU work under it
+    phase,             -- forward | backward | optimizer: the name matches the default phase names
+                       -- (sql/lib/phase_names.sql; stored at ingest, sql/nvtx_range_facts.sql)
+    data_loading       -- true: the name matches the default data-loader names (NULL: it does not)
 FROM store.nvtx_ranges;

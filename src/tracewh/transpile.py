@@ -82,6 +82,7 @@ def load_macros(sql_root: str | Path | None = None) -> dict[str, Macro]:
     return _load_macros(files)
 
 
+_USING_KEY = re.compile(r"\bUSING\s+KEY\b", re.IGNORECASE)
 _MACRO_HEAD = re.compile(r"^\s*CREATE\s+(?:OR\s+REPLACE\s+)?MACRO\s+(\w+)\s*\(([^)]*)\)\s*AS"
                          r"\s+(TABLE\s+)?", re.IGNORECASE)
 
@@ -163,8 +164,9 @@ def metric_ast(metric: Metric, dialect: str, params: dict[str, object] | None = 
     """transpile_metric's result as a sqlglot tree."""
     modules = load_modules()
     recursive = [name for name in closure(metric.uses, modules)
-                 if "WITH RECURSIVE" in modules[name].text]
-    if recursive:  # pointer doubling (WITH RECURSIVE ... USING KEY): DuckDB's alone
+                 if _USING_KEY.search(modules[name].text)]
+    if recursive:  # pointer doubling (WITH RECURSIVE ... USING KEY): DuckDB's alone; a plain
+                   # recursive CTE (Spark 4, Trino) transpiles
         raise TranspileError(f"{metric.name}: {', '.join(recursive)} needs DuckDB's recursive "
                              f"CTEs with USING KEY, which {dialect} lacks: run it on DuckDB")
     values = bind_values(metric, params)
@@ -194,7 +196,7 @@ def split_shared_ctes(tree: exp.Expression, prefix: str) -> tuple[list[tuple[str
     kept: list[exp.CTE] = []
     for cte in list(with_.expressions):
         name = cte.alias_or_name
-        if reads.get(name, 0) < 2 or cte.args["alias"].columns:
+        if reads.get(name, 0) < 2 or cte.args["alias"].columns or _reads_itself(cte):
             kept.append(cte)
             continue
         view = f"{prefix}{len(steps) + 1}_{name}"
@@ -207,12 +209,19 @@ def split_shared_ctes(tree: exp.Expression, prefix: str) -> tuple[list[tuple[str
         query = exp.select("*").from_(exp.Subquery(
             this=cte.this.copy(), alias=exp.TableAlias(this=exp.to_identifier("_m"))))
         if kept:
-            query.set(_WITH, exp.With(expressions=[c.copy() for c in kept]))
+            query.set(_WITH, exp.With(expressions=[c.copy() for c in kept],
+                                      recursive=with_.args.get("recursive")))
         steps.append((view, query))
     with_.set("expressions", kept)
     if not kept:
         tree.set(_WITH, None)
     return steps, tree
+
+
+def _reads_itself(cte: exp.CTE) -> bool:
+    """A recursive CTE: it stays a CTE (a view cannot read itself)."""
+    return any(isinstance(t.this, exp.Identifier) and not t.args.get("db")
+               and t.name == cte.alias_or_name for t in cte.this.find_all(exp.Table))
 
 
 def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict[str, str],
@@ -415,7 +424,9 @@ def _inline_table_macros(query: exp.Expression, macros: dict[str, Macro], counte
             if not isinstance(table.this, exp.Anonymous):
                 continue
             if table.this.name.lower() == "query_table":
-                relation = mapping[table.this.expressions[0].name.lower()]
+                arg = table.this.expressions[0]  # a relation passed on, or a name: 'points'
+                relation = (arg.name if isinstance(arg, exp.Literal) and arg.is_string
+                            else mapping[arg.name.lower()])
                 table.replace(exp.Table(this=exp.to_identifier(relation),
                                         alias=table.args.get("alias")))
             else:  # a macro calling a macro: pass our relations on
@@ -447,25 +458,31 @@ def _inline_table_macros(query: exp.Expression, macros: dict[str, Macro], counte
             this=exp.to_identifier(macro.name))
         reference = exp.Table(this=exp.to_identifier(prefix), alias=alias)
         call_site.replace(reference)
-        _insert_ctes(reference, hoisted, query)
+        _insert_ctes(reference, hoisted, query, recursive=bool(with_ and with_.args.get("recursive")))
 
 
-def _insert_ctes(node: exp.Expression, ctes: list[exp.CTE], root: exp.Expression) -> None:
+def _insert_ctes(node: exp.Expression, ctes: list[exp.CTE], root: exp.Expression,
+                 recursive: bool = False) -> None:
     """Put `ctes` in the WITH that holds the CTE containing `node`, before that CTE; when `node`
-    is in the final query, at the end of the root's WITH."""
+    is in the final query, at the end of the root's WITH. A recursive CTE among them makes
+    that WITH recursive."""
     parent = node
     while parent is not None and parent is not root:
         if isinstance(parent, exp.CTE) and isinstance(parent.parent, exp.With):
             siblings = parent.parent.expressions
             index = next(i for i, cte in enumerate(siblings) if cte is parent)
             parent.parent.set("expressions", siblings[:index] + ctes + siblings[index:])
+            if recursive:
+                parent.parent.set("recursive", True)
             return
         parent = parent.parent
     with_ = root.args.get(_WITH)
     if with_ is None:
-        root.set(_WITH, exp.With(expressions=ctes))
+        root.set(_WITH, exp.With(expressions=ctes, recursive=recursive or None))
     else:
         with_.set("expressions", list(with_.expressions) + ctes)
+        if recursive:
+            with_.set("recursive", True)
 
 
 def _check_no_macros(tree: exp.Expression, macros: dict[str, Macro], label: str) -> None:
