@@ -484,7 +484,8 @@ def test_a_changed_ingest_script_fails_the_check_of_every_metric_reading_its_row
     op_shapes), so the lock sees a change to how the stored rows are made."""
     edit(sql_copy / "op_shapes_add.sql", "AND o.args LIKE", "AND o.name LIKE 'aten::%' AND o.args LIKE")
     failing = sorted(p.split(": ")[1].split(" ")[0] for p in metrics.check_lock(sql_root=sql_copy))
-    assert failing == ["mfu", "op_efficiency", "roofline", "throughput"]
+    # op_summary: the launch link (launch_cpu_ops) reads op_shapes_recorded, which it fills
+    assert failing == ["mfu", "op_efficiency", "op_summary", "roofline", "throughput"]
 
 
 def _readers(*views):
@@ -495,15 +496,16 @@ def _readers(*views):
 
 def test_an_update_in_a_derive_script_fails_the_check_of_every_metric_reading_the_column(sql_copy):
     """Issue 33, reproduction (a): gpu_op_timeline.sql fills gpu_ops.alone by UPDATE; making every
-    op not alone changes 22 metrics (17 when the issue was written, before cuda_gpu_sum,
-    comm_breakdown, straggler_cause, critical_path and what_if)' answers and must fail the check."""
+    op not alone changes 26 metrics (17 when the issue was written, before cuda_gpu_sum,
+    comm_breakdown, straggler_cause, critical_path, what_if and the launch link's mfu,
+    op_efficiency, roofline and throughput)' answers and must fail the check."""
     edit(sql_copy / "gpu_op_timeline.sql",
          "AND coalesce(lead(start_ns) OVER rank_order > end_ns, true) AS alone,",
          "AND false AS alone,")
     problems = metrics.check_lock(sql_root=sql_copy)
     failing = {p.split(": ")[1].split(" ")[0] for p in problems}
     # the kernels view shows no `alone`: its readers alone are not touched
-    assert len(failing) == 22 and failing == _readers("gpu_ops")
+    assert len(failing) == 26 and failing == _readers("gpu_ops")
     assert all("gpu_op_timeline.sql" in p for p in problems)
 
 
@@ -658,8 +660,11 @@ def test_the_cpu_op_tree_script_is_part_of_every_metric_reading_cpu_ops(sql_copy
 
 
 # the metrics that read the cpu_ops view: op_summary and run_diff directly, critical_path and
-# what_if through sql/lib/dependency_graph.sql, the others through sql/lib/host_activity.sql
-# (scaling and straggler_cause by way of gap_causes; comm_breakdown by way of collective_parts,
-# for time_bins); memory_at_peak and memory_peaks read cpu_op_names, which holds no tree column
-CPU_OPS_READERS = ["comm_breakdown", "critical_path", "host_breakdown", "idle_gaps", "op_summary",
-                   "run_diff", "scaling", "straggler_cause", "sync_stalls", "what_if"]
+# what_if through sql/lib/dependency_graph.sql, mfu, op_efficiency, roofline and throughput
+# through the launch link (launch_cpu_ops: the deepest op by depth) and op_kernels, the others
+# through sql/lib/host_activity.sql (scaling and straggler_cause by way of gap_causes;
+# comm_breakdown by way of collective_parts, for time_bins); memory_at_peak and memory_peaks
+# read cpu_op_names, which holds no tree column
+CPU_OPS_READERS = ["comm_breakdown", "critical_path", "host_breakdown", "idle_gaps", "mfu",
+                   "op_efficiency", "op_summary", "roofline", "run_diff", "scaling",
+                   "straggler_cause", "sync_stalls", "throughput", "what_if"]

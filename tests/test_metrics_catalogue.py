@@ -1039,6 +1039,10 @@ def test_every_metric_on_an_empty_warehouse(tmp_path):
         assert rows(empty, name) == [], name
 
 
+RULE_VALUES = {"unlaunched": "drop", "kernel_time": "subtree", "peaks": "tracelens",
+               "memset": "memory", "comm": "tracelens"}
+
+
 def test_every_metric_with_every_filter_set(con):
     """Parameters that select nothing give empty results, never errors."""
     for metric in list_metrics():
@@ -1048,10 +1052,8 @@ def test_every_metric_with_every_filter_set(con):
                               "bool": "true"}[p.type]
         if "window" in params:
             params["window"] = "1h/2h"
-        if "unlaunched" in params:  # a rule, not a filter: other text is an error
-            params["unlaunched"] = "drop"
-        if "kernel_time" in params:  # a rule too: own | subtree
-            params["kernel_time"] = "subtree"
+        # rules, not filters: other text is an error
+        params.update({name: value for name, value in RULE_VALUES.items() if name in params})
         if metric.name in ("critical_path", "what_if"):  # rules too: rows, ranks joined or not
             params.update(ranks="all", **({"per": "class"} if metric.name == "critical_path"
                                           else {"scenario": "comm_x"}))

@@ -1,4 +1,4 @@
--- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, ranks, scope
+-- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_names, iterations, nvtx_ranges, path_walk, ranks, scope
 -- The dependency graph of a step and its critical path (HolisticTraceAnalysis' critical path
 -- analysis, hta/analyzers/critical_path_analysis.py of 0.5.0, extended across ranks).
 --

@@ -1,26 +1,6 @@
--- uses: cpu_ops, cuda_api, iterations, nvtx_ranges, os_calls, phase_ranges, scope
+-- uses: cpu_ops, cuda_api, host_names, iterations, nvtx_ranges, os_calls, phase_ranges, scope
 -- What a rank's host threads do, as the host-side metrics (sync_stalls, host_breakdown,
 -- idle_gaps' causes) name it.
-
--- data_loader_pattern: CPU ops and ranges that load data (the `data_pattern` parameter):
--- PyTorch's `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__` (and the
--- multi-process iterator), and annotations named like data loading.
--- @arg want  any  a regular expression (NULL: the default)
--- @ret VARCHAR
-CREATE OR REPLACE MACRO data_loader_pattern(want) AS
-    coalesce(CAST(want AS VARCHAR), '(?i)dataloader|data_load|data loading|get_batch|next_batch');
-
--- api_class: what a CUDA API call is, by its name: sync api (cudaDeviceSynchronize,
--- cudaStreamSynchronize, cudaEventSynchronize, cuCtxSynchronize and the cu / hip spellings),
--- memcpy, memset, launch (other names with Launch: cudaLaunchKernel, cuLaunchKernelEx,
--- cudaGraphLaunch, hipExtModuleLaunchKernel, ...); NULL: other names.
--- @arg name  VARCHAR
--- @ret VARCHAR
-CREATE OR REPLACE MACRO api_class(name) AS
-    CASE WHEN regexp_matches(name, '^(cu|cuda|hip)(Device|Stream|Event|Ctx)Synchronize') THEN 'sync api'
-         WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Memcpy') THEN 'memcpy'
-         WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Memset') THEN 'memset'
-         WHEN regexp_matches(name, '^(cu|cuda|hip)[A-Za-z0-9_]*Launch') THEN 'launch' END;
 
 -- _api_name_class: the CUDA API names of the warehouse that api_class names, with their class
 -- (the few distinct names are matched, not the millions of calls).
