@@ -1,4 +1,4 @@
--- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_activity, iterations, nvtx_ranges, path_walk, ranks, scope
+-- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_activity, iterations, nccl_ops, nvtx_ranges, path_walk, ranks, scope
 -- The dependency graph of a step and its critical path (HolisticTraceAnalysis' critical path
 -- analysis, hta/analyzers/critical_path_analysis.py of 0.5.0, extended across ranks).
 --
@@ -34,8 +34,12 @@
 --       other rank's kernel (at the last arrival, in that rank's clock), class `waiting for
 --       rank N` (its name: the collective's op_key); release -> the kernel's end is
 --       communication (the transfer after it).
---       Not yet edges: send -> recv of point-to-point pairs (collective_waits leaves them out),
---       and a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
+--   send_recv (tracewh), weight 0: ranks = all, a point-to-point pair (nccl_ops): the n-th Send
+--       from rank a to peer b in the step meets the n-th Recv on b from a (an equi-join on
+--       sender, receiver, n; `peer` must be a global rank: Kineto's Src/Dst Rank, nsys' world
+--       communicator); whichever kernel started last releases the other as a rendezvous of
+--       two does (NCCL's send and recv kernels wait for each other), class `waiting for rank N`.
+--       Not yet edges: a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
 --       generated benches): its end then has only its thread's input, as in HTA.
 -- bound_by (HTA's `bound_by`): cpu_bound, gpu_compute_bound (memcpy/memset too, as HTA),
 -- gpu_communication_bound (comm kernels), gpu_kernel_launch_overhead,
@@ -328,14 +332,38 @@ sync_edges AS (
       ON g.grp = w.grp AND g.run_id = w.run_id AND g.rank = w.rank
      AND g.stream_id = w.sync_stream AND g.start_ns <= w.end_ns
 ),
+-- the step's sends and receives, the n-th of each (rank, peer, direction)
+p2p AS (
+    SELECT g.grp, g.run_id, g.ev, g.rank, g.start_ns, g.end_ns, g.stream_id, n.collective, n.peer,
+           n.start_ns - coalesce(o.offset_ns, 0) AS aligned_start_ns,
+           row_number() OVER (PARTITION BY g.grp, g.run_id, g.rank, n.peer, n.collective
+                              ORDER BY n.start_ns, g.ev) AS nth
+    FROM nccl_ops n
+    JOIN gpu_in g ON g.run_id = n.run_id AND g.rank = n.rank AND g.start_ns = n.start_ns
+                 AND g.stream_id = n.stream_id AND g.kind = 'comm'
+    LEFT JOIN clock_offsets o ON o.run_id = n.run_id AND o.rank = n.rank
+    WHERE (SELECT joined FROM mode) AND n.collective IN ('Send', 'Recv') AND n.peer IS NOT NULL
+      AND n.start_ns >= (SELECT ns FROM lo)  -- a GPU op may start after the step's end
+),
 -- ranks = all: each collective waits for its last rank
 rendezvous AS (
     SELECT g.grp, g.run_id, g.ev, g.rank, g.start_ns, g.end_ns, g.stream_id, c.op_key, c.arrived_last,
-           c.start_ns + (c.last_start_ns - c.aligned_start_ns) AS release_ns
+           c.start_ns + (c.last_start_ns - c.aligned_start_ns) AS release_ns, 'rendezvous' AS edge_type
     FROM collective_waits c
     JOIN gpu_in g ON g.run_id = c.run_id AND g.rank = c.rank AND g.start_ns = c.start_ns
                  AND g.kind = 'comm'
     WHERE (SELECT joined FROM mode)
+    UNION ALL
+    -- a send and its recv wait for each other: a rendezvous of two
+    SELECT me.grp, me.run_id, me.ev, me.rank, me.start_ns, me.end_ns, me.stream_id,
+           CASE WHEN me.collective = 'Send' THEN 'Send ' || me.rank || '->' || me.peer
+                ELSE 'Send ' || me.peer || '->' || me.rank END || ' #' || me.nth,
+           me.aligned_start_ns >= other.aligned_start_ns,
+           me.start_ns + (other.aligned_start_ns - me.aligned_start_ns), 'send_recv'
+    FROM p2p me
+    JOIN p2p other ON other.grp = me.grp AND other.run_id = me.run_id AND other.rank = me.peer
+                  AND other.peer = me.rank AND other.nth = me.nth
+                  AND other.collective <> me.collective
 ),
 last_arrivals AS (
     SELECT grp, op_key, arg_min(ev, rank) AS last_ev, min(rank) AS last_rank,
@@ -344,7 +372,7 @@ last_arrivals AS (
 ),
 rendezvous_edges AS (
     SELECT r.grp, r.run_id, r.ev * 4 + 2 AS dst, a.last_ev * 4 AS src, a.last_start_ns AS src_ts,
-           r.release_ns AS dst_ts, r.rank, a.last_rank AS from_rank, 'rendezvous' AS edge_type,
+           r.release_ns AS dst_ts, r.rank, a.last_rank AS from_rank, r.edge_type,
            0 AS weight_ns, 'waiting for rank ' || a.last_rank AS bound_by, r.op_key AS name,
            'stream ' || r.stream_id AS lane
     FROM rendezvous r JOIN last_arrivals a ON a.grp = r.grp AND a.op_key = r.op_key

@@ -1,5 +1,5 @@
 -- metric: what_if
--- version: 1
+-- version: 2
 -- summary: Upper bound on each step's gain if one thing on its critical path changed: stragglers on time, communication hidden or faster, no launch overhead, no data wait, a kernel faster
 -- unit: ns
 -- grain: run_id, end_rank, instance, scenario

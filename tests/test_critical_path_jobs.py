@@ -1,0 +1,138 @@
+"""critical_path across ranks on generated jobs whose schedule the generator computed itself
+(tracewh.generate.parallel's timed jobs): the path's edges and bound_by classes are asserted
+exactly against the generator's own kernel and call times."""
+
+from __future__ import annotations
+
+import pytest
+
+import tracewh
+from tracewh.generate.parallel import (GAP_NS, LATENCY_NS, LAUNCH_BOUND, generate_timed_job)
+from tracewh.ingest import ingest_paths
+from tracewh.metrics import find_metric, run_metric
+
+STAGES = 4
+
+
+def ingest(tmp_path_factory, kind):
+    out = tmp_path_factory.mktemp(f"cp_{kind}")
+    truth = generate_timed_job(out / "traces", kind, stages=STAGES, steps=2)
+    con = tracewh.connect(out / "wh.duckdb")
+    results = ingest_paths(con, [out / "traces"], run=kind)
+    assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
+    return con, truth
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    con, truth = ingest(tmp_path_factory, "pipeline")
+    yield con, truth
+    con.close()
+
+
+@pytest.fixture(scope="module")
+def launch_bound(tmp_path_factory):
+    con, truth = ingest(tmp_path_factory, "launch_bound")
+    yield con, truth
+    con.close()
+
+
+def query(con, **params):
+    return run_metric(con, find_metric("critical_path"), params).to_pylist()
+
+
+def expected_pipeline_path(truth, step):
+    """The chain the pipeline's schedule made: rank 0's forward GEMM, each stage's recv released
+    by the send before it, the last stage's forward and backward, back to rank 0's backward GEMM
+    and its final synchronize. (rank, edge_type, bound_by, start, end) per edge."""
+    ks = {r: [k for k in truth.kernels[r] if k["step"] == step] for r in truth.kernels}
+    gemm = lambda r, phase: [k for k in ks[r] if k["key"] is None][phase]
+    p2p = lambda r, collective, phase: next(k for k in ks[r] if k["collective"] == collective
+                                            and k["key"].startswith(phase))
+    edges = []
+
+    def run(r, kernel, bound):
+        if edges and edges[-1][0] == r and edges[-1][1] != "send_recv":
+            edges.append((r, "kernel_kernel", "gpu_kernel_kernel_overhead", edges[-1][4], kernel["start_ns"]))
+        edges.append((r, "operator", bound, kernel["start_ns"], kernel["end_ns"]))
+
+    def cross(sender, r, phase):
+        send, recv = p2p(sender, "Send", phase), p2p(r, "Recv", phase)
+        edges.append((sender, "kernel_kernel", "gpu_kernel_kernel_overhead", edges[-1][4], send["start_ns"]))
+        edges.append((r, "send_recv", f"waiting for rank {sender}", send["start_ns"], send["start_ns"]))
+        edges.append((r, "operator", "gpu_communication_bound", send["start_ns"], recv["end_ns"]))
+
+    run(0, gemm(0, 0), "gpu_compute_bound")
+    for r in range(1, STAGES):
+        cross(r - 1, r, "fwd")
+        run(r, gemm(r, 0), "gpu_compute_bound")
+    run(STAGES - 1, gemm(STAGES - 1, 1), "gpu_compute_bound")
+    for r in range(STAGES - 2, -1, -1):
+        cross(r + 1, r, "bwd")
+        run(r, gemm(r, 1), "gpu_compute_bound")
+    sync = [c for c in truth.calls[0] if c["step"] == step][-1]
+    edges.append((0, "sync", "", edges[-1][4], sync["end_ns"] - 200))  # the sync event's end
+    return edges
+
+
+@pytest.mark.parametrize("instance", [0, 1])
+def test_a_pipeline_step_ends_on_the_send_recv_chain(pipeline, instance):
+    con, truth = pipeline
+    path = query(con, run="pipeline", ranks="all", instance=instance)
+    got = [(e["rank"], e["edge_type"], e["bound_by"], e["start_ns"], e["end_ns"]) for e in path]
+    want = expected_pipeline_path(truth, instance + 1)
+    assert got == want
+    # every stage crossed, each crossing at the send from the stage before (forward) or after
+    crossings = [(e["rank"], e["bound_by"]) for e in path if e["edge_type"] == "send_recv"]
+    assert crossings == ([(r, f"waiting for rank {r - 1}") for r in range(1, STAGES)]
+                         + [(r, f"waiting for rank {r + 1}") for r in range(STAGES - 2, -1, -1)])
+    step = query(con, run="pipeline", ranks="all", instance=instance, per="step")[0]
+    assert step["end_rank"] == 0 and step["ranks_crossed"] == list(range(STAGES))
+    assert step["path_ns"] == want[-1][3] - want[0][3] == sum(e[4] - e[3] for e in want[:-1])
+    # the classes: per stage its GEMMs, two transfers of 20 us but the ends, the 1 us gaps
+    classes = {c["bound_by"]: c["dur_ns"] for c in
+               query(con, run="pipeline", ranks="all", instance=instance, per="class")}
+    gemms = sum(100_000 + 10_000 * r + 200_000 + 20_000 * r for r in range(STAGES))
+    assert classes["gpu_compute_bound"] == gemms
+    assert classes["gpu_communication_bound"] == 2 * (STAGES - 1) * 20_000
+    assert classes["gpu_kernel_kernel_overhead"] == (4 * (STAGES - 1) + 1) * GAP_NS
+
+
+def test_each_stage_alone_has_no_send_recv_edge(pipeline):
+    con, _ = pipeline
+    for rank in range(STAGES):
+        path = query(con, run="pipeline", rank=rank, instance=0)
+        assert {e["rank"] for e in path} == {rank}
+        assert "send_recv" not in {e["edge_type"] for e in path}
+
+
+@pytest.mark.parametrize("rank", [0, 2, 3])
+def test_the_path_crosses_to_the_launch_bound_rank(launch_bound, rank):
+    con, truth = launch_bound
+    for instance in (0, 1):
+        path = query(con, run="launch_bound", ranks="all", rank=rank, instance=instance)
+        tiny = [k for k in truth.kernels[LAUNCH_BOUND] if k["step"] == instance + 1][:-2]
+        launches = [e for e in path if e["edge_type"] == "launch"]
+        # every tiny kernel waited for its launch, on the launch-bound rank, as generated
+        assert [(e["rank"], e["bound_by"], e["start_ns"], e["end_ns"]) for e in launches] == [
+            (LAUNCH_BOUND, "gpu_kernel_launch_overhead", k["launch_ns"], k["start_ns"]) for k in tiny]
+        assert all(e["dur_ns"] == LATENCY_NS for e in launches)
+        computes = [(e["start_ns"], e["end_ns"]) for e in path
+                    if e["rank"] == LAUNCH_BOUND and e["bound_by"] == "gpu_compute_bound"]
+        assert computes == [(k["start_ns"], k["end_ns"]) for k in tiny]
+        # the path reaches it at the AllReduce, the only crossing
+        crossing = [(e["rank"], e["edge_type"], e["bound_by"]) for e in path
+                    if e["edge_type"] in ("rendezvous", "send_recv")]
+        assert crossing == [(rank, "rendezvous", f"waiting for rank {LAUNCH_BOUND}")]
+        step = query(con, run="launch_bound", ranks="all", rank=rank, instance=instance, per="step")[0]
+        assert step["ranks_crossed"] == sorted({rank, LAUNCH_BOUND})
+        assert step["top_class"] == "gpu_kernel_launch_overhead"
+
+
+def test_the_launch_bound_rank_alone_is_launch_bound(launch_bound):
+    con, _ = launch_bound
+    top = {r: query(con, run="launch_bound", rank=r, instance=0, per="step")[0]["top_class"]
+           for r in range(STAGES)}
+    # alone, the others see only their long AllReduce (the wait inside it), as HTA would
+    assert top == {0: "gpu_communication_bound", 1: "gpu_kernel_launch_overhead",
+                   2: "gpu_communication_bound", 3: "gpu_communication_bound"}
