@@ -7,16 +7,16 @@ from __future__ import annotations
 import pytest
 
 import tracewh
-from tracewh.generate.parallel import (GAP_NS, LATENCY_NS, LAUNCH_BOUND, generate_timed_job)
+from tracewh.generate.parallel import GAP_NS, LATENCY_NS, LAUNCH_BOUND, STRAGGLER, generate_timed_job
 from tracewh.ingest import ingest_paths
 from tracewh.metrics import find_metric, run_metric
 
 STAGES = 4
 
 
-def ingest(tmp_path_factory, kind):
+def ingest(tmp_path_factory, kind, **knobs):
     out = tmp_path_factory.mktemp(f"cp_{kind}")
-    truth = generate_timed_job(out / "traces", kind, stages=STAGES, steps=2)
+    truth = generate_timed_job(out / "traces", kind, stages=STAGES, steps=2, **knobs)
     con = tracewh.connect(out / "wh.duckdb")
     results = ingest_paths(con, [out / "traces"], run=kind)
     assert {r.status for r in results} == {"ingested"}, [r.message for r in results]
@@ -52,7 +52,7 @@ def expected_pipeline_path(truth, step):
     edges = []
 
     def run(r, kernel, bound):
-        if edges and edges[-1][0] == r and edges[-1][1] != "send_recv":
+        if edges and edges[-1][0] == r and edges[-1][1] not in ("send_recv", "launch"):
             edges.append((r, "kernel_kernel", "gpu_kernel_kernel_overhead", edges[-1][4], kernel["start_ns"]))
         edges.append((r, "operator", bound, kernel["start_ns"], kernel["end_ns"]))
 
@@ -62,7 +62,11 @@ def expected_pipeline_path(truth, step):
         edges.append((r, "send_recv", f"waiting for rank {sender}", send["start_ns"], send["start_ns"]))
         edges.append((r, "operator", "gpu_communication_bound", send["start_ns"], recv["end_ns"]))
 
-    run(0, gemm(0, 0), "gpu_compute_bound")
+    # its launch, weight 0: the next launch came before it started, so HTA's rule gives it neither
+    # a launch delay nor a previous op; the launching call is the first of the step
+    first = gemm(0, 0)
+    edges.append((0, "launch", "gpu_kernel_launch_overhead", first["launch_ns"], first["start_ns"]))
+    run(0, first, "gpu_compute_bound")
     for r in range(1, STAGES):
         cross(r - 1, r, "fwd")
         run(r, gemm(r, 0), "gpu_compute_bound")
@@ -88,7 +92,7 @@ def test_a_pipeline_step_ends_on_the_send_recv_chain(pipeline, instance):
                          + [(r, f"waiting for rank {r + 1}") for r in range(STAGES - 2, -1, -1)])
     step = query(con, run="pipeline", ranks="all", instance=instance, per="step")[0]
     assert step["end_rank"] == 0 and step["ranks_crossed"] == list(range(STAGES))
-    assert step["path_ns"] == want[-1][3] - want[0][3] == sum(e[4] - e[3] for e in want[:-1])
+    assert step["path_ns"] == want[-1][3] - want[1][3] == sum(e[4] - e[3] for e in want[1:-1])
     # the classes: per stage its GEMMs, two transfers of 20 us but the ends, the 1 us gaps
     classes = {c["bound_by"]: c["dur_ns"] for c in
                query(con, run="pipeline", ranks="all", instance=instance, per="class")}
@@ -136,3 +140,30 @@ def test_the_launch_bound_rank_alone_is_launch_bound(launch_bound):
     # alone, the others see only their long AllReduce (the wait inside it), as HTA would
     assert top == {0: "gpu_communication_bound", 1: "gpu_kernel_launch_overhead",
                    2: "gpu_communication_bound", 3: "gpu_communication_bound"}
+
+
+# --- what_if straggler_on_time against the same job generated without the straggler --------------
+
+@pytest.mark.parametrize("loader_ns", [300_000, 1_000_000, 5_000_000])
+def test_straggler_on_time_gives_the_step_without_the_straggler(tmp_path_factory, loader_ns):
+    con, slow = ingest(tmp_path_factory, "straggler", loader_ns=loader_ns)
+    on_time = generate_timed_job(tmp_path_factory.mktemp("cp_on_time"), "straggler", stages=STAGES,
+                                 steps=2, loader_ns=0)
+    try:
+        for rank in range(STAGES):
+            rows = run_metric(con, find_metric("what_if"), dict(
+                run="straggler", ranks="all", rank=rank, scenario="straggler_on_time")).to_pylist()
+            for r in rows:
+                start, end = slow.steps[rank][r["instance"]]
+                assert r["step_ns"] == end - start
+                start, end = on_time.steps[rank][r["instance"]]
+                if rank == STRAGGLER:  # its own path does not wait for anyone: no gain
+                    assert r["gain_ns"] == 0
+                else:
+                    assert abs(r["new_step_ns"] - (end - start)) <= 0.01 * (end - start)
+                    # the path crossed to the straggler and holds its loader
+                    path = query(con, run="straggler", ranks="all", rank=rank, instance=r["instance"])
+                    assert sum(e["dur_ns"] for e in path if e["bound_by"] == "data_loading") == loader_ns
+                    assert {e["rank"] for e in path if e["bound_by"] == "data_loading"} == {STRAGGLER}
+    finally:
+        con.close()

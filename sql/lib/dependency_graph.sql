@@ -25,6 +25,9 @@
 --       empty at the launch (HTA: queue length 1 at the launch and 0 at the op's start, the
 --       stream's previous op ended before the launch, the awaited event's op too).
 --   kernel_kernel [KERNEL_KERNEL_DELAY] otherwise the stream's previous op's end -> start.
+--       An op with neither (nor an awaited event) gets a launch edge of weight 0, so the path
+--       goes on to the CPU that launched it (HTA 0.5.0 leaves it without input unless its
+--       option critical_path_add_zero_weight_launch_edges is on).
 --   sync [SYNC_DEPENDENCY], weight 0: the op last launched on a stream before a cudaEventRecord ->
 --       the next op launched on the waiting stream after cudaStreamWaitEvent (from the same
 --       thread), or -> the end of cudaEventSynchronize; the last op started on the stream
@@ -186,6 +189,13 @@ cpu_starts AS (
     SELECT grp, run_id, rank, pid, tid, seq, open_after, name, data_load
     FROM cpu_nodes WHERE NOT is_end
 ),
+cpu_flagged AS (
+    SELECT *, prev_is_end AND NOT is_end AS gap,
+           is_end AND src_kind = 'api'
+           AND name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
+                        'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS blocking_end
+    FROM cpu_nodes WHERE prev_ev IS NOT NULL
+),
 cpu_edges AS (
     SELECT c.grp, c.run_id, c.ev * 4 + CAST(c.is_end AS INTEGER) AS dst,
            c.prev_ev * 4 + CAST(c.prev_is_end AS INTEGER) AS src,
@@ -196,20 +206,20 @@ cpu_edges AS (
            CASE WHEN c.gap AND c.prev_open = 0 THEN ''
                 WHEN c.blocking_end THEN 'sync wait'
                 WHEN (NOT c.prev_is_end AND c.prev_data) OR (c.is_end AND c.data_load)
-                     OR (c.gap AND p.data_load) THEN 'data_loading'
+                     OR (c.gap AND c.open_data) THEN 'data_loading'
                 ELSE 'cpu_bound' END AS bound_by,
            CASE WHEN NOT c.prev_is_end THEN c.prev_name WHEN c.is_end THEN c.name
-                ELSE p.name END AS name,
+                ELSE c.open_name END AS name,
            'thread ' || c.tid AS lane
-    FROM (SELECT *, prev_is_end AND NOT is_end AS gap,
-                 is_end AND src_kind = 'api'
-                 AND name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
-                              'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS blocking_end
-          FROM cpu_nodes) c
-    ASOF LEFT JOIN cpu_starts p
-      ON p.grp = c.grp AND p.run_id = c.run_id AND p.rank = c.rank AND p.pid = c.pid
-     AND p.tid = c.tid AND p.open_after = c.open_after - 1 AND p.seq < c.seq
-    WHERE c.prev_ev IS NOT NULL
+    FROM (SELECT *, NULL::VARCHAR AS open_name, NULL::BOOLEAN AS open_data
+          FROM cpu_flagged WHERE NOT (gap AND prev_open > 0)
+          UNION ALL
+          -- only a gap inside an op looks for the op around it
+          SELECT c.*, p.name, p.data_load
+          FROM (SELECT * FROM cpu_flagged WHERE gap AND prev_open > 0) c
+          ASOF LEFT JOIN cpu_starts p
+            ON p.grp = c.grp AND p.run_id = c.run_id AND p.rank = c.rank AND p.pid = c.pid
+           AND p.tid = c.tid AND p.open_after = c.open_after - 1 AND p.seq < c.seq) c
 ),
 -- the launching call of each GPU op (same rank, process, correlation id and start, as
 -- gpu_op_calls, whose join over the whole warehouse this avoids); an op whose call lasts 0 ns
@@ -288,22 +298,25 @@ gpu_edges AS (
            name, 'stream ' || stream_id AS lane
     FROM gpu_in
     UNION ALL
-    -- launch, else the stream's previous op
+    -- launch, else the stream's previous op, else (neither, nor a sync: HTA leaves the op
+    -- without input) its launch at weight 0, as HTA's critical_path_add_zero_weight_launch_edges
     SELECT grp, run_id, ev * 4,
-           CASE WHEN launch_edge THEN api_ev * 4 ELSE prev_ev * 4 + 1 END,
-           CASE WHEN launch_edge THEN launch_ns ELSE prev_end_ns END, start_ns, rank, rank,
-           CASE WHEN launch_edge THEN 'launch' ELSE 'kernel_kernel' END,
-           start_ns - CASE WHEN launch_edge THEN launch_ns ELSE prev_end_ns END,
-           CASE WHEN launch_edge THEN 'gpu_kernel_launch_overhead'
-                ELSE 'gpu_kernel_kernel_overhead' END,
-           CASE WHEN launch_edge THEN name ELSE prev_name END, 'stream ' || stream_id
-    FROM (SELECT *, lag(name) OVER (PARTITION BY grp, run_id, rank, device_id, stream_id
-                                    ORDER BY start_ns, ev) AS prev_name,
-                 (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
-                 AND (next_launch_ns IS NULL OR next_launch_ns > start_ns)
-                 AND (sync_end_ns IS NULL OR sync_end_ns < launch_ns) AS launch_edge
-          FROM gpu_in)
-    WHERE launch_edge OR (prev_ev IS NOT NULL AND (sync_end_ns IS NULL OR sync_end_ns < prev_end_ns))
+           CASE WHEN kk_edge THEN prev_ev * 4 + 1 ELSE api_ev * 4 END,
+           CASE WHEN kk_edge THEN prev_end_ns ELSE launch_ns END, start_ns, rank, rank,
+           CASE WHEN kk_edge THEN 'kernel_kernel' ELSE 'launch' END,
+           CASE WHEN launch_edge THEN start_ns - launch_ns WHEN kk_edge THEN start_ns - prev_end_ns
+                ELSE 0 END,
+           CASE WHEN kk_edge THEN 'gpu_kernel_kernel_overhead' ELSE 'gpu_kernel_launch_overhead' END,
+           CASE WHEN kk_edge THEN prev_name ELSE name END, 'stream ' || stream_id
+    FROM (SELECT *, NOT launch_edge AND prev_ev IS NOT NULL
+                    AND (sync_end_ns IS NULL OR sync_end_ns < prev_end_ns) AS kk_edge
+          FROM (SELECT *, lag(name) OVER (PARTITION BY grp, run_id, rank, device_id, stream_id
+                                          ORDER BY start_ns, ev) AS prev_name,
+                       (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
+                       AND (next_launch_ns IS NULL OR next_launch_ns > start_ns)
+                       AND (sync_end_ns IS NULL OR sync_end_ns < launch_ns) AS launch_edge
+                FROM gpu_in))
+    WHERE launch_edge OR kk_edge OR sync_ev IS NULL
     UNION ALL
     -- an awaited event's op -> the op that waited for it
     SELECT grp, run_id, ev * 4, sync_ev * 4 + 1, sync_end_ns, start_ns, rank, rank, 'sync', 0, '',

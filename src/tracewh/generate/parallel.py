@@ -195,8 +195,12 @@ class _Rank:
 #                 LAUNCH_BOUND instead runs `tiny` 2 us kernels, each waited for by
 #                 cudaStreamSynchronize, so the GPU waits for every launch (10 us from the call's
 #                 start) and that rank arrives last at the AllReduce.
-TIMED_JOBS = ("pipeline", "launch_bound")
-LAUNCH_BOUND = 1
+#   straggler     data parallel as launch_bound's other ranks, every rank alike, but rank STRAGGLER
+#                 first loads its batch for `loader_ns` (a DataLoader cpu_op): it arrives that
+#                 much later at the AllReduce; loader_ns = 0 is the same job without the straggler.
+TIMED_JOBS = ("pipeline", "launch_bound", "straggler")
+LAUNCH_BOUND, STRAGGLER = 1, 2
+LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 CALL_NS, LATENCY_NS, GAP_NS, CPU_GAP_NS, SYNC_TAIL_NS = 4_000, 10_000, 1_000, 1_000, 2_000
 
 
@@ -231,8 +235,8 @@ def timed_program(kind: str, stages: int, rank: int, step: int, tiny: int = 40) 
         ops += [p2p("bwd", "Recv", rank + 1)] if rank < stages - 1 else []
         ops.append(TimedOp(_GEMM, 200_000 + 20_000 * rank))
         return ops + ([p2p("bwd", "Send", rank - 1)] if rank > 0 else [])
-    if kind == "launch_bound":
-        if rank == LAUNCH_BOUND:
+    if kind in ("launch_bound", "straggler"):
+        if kind == "launch_bound" and rank == LAUNCH_BOUND:
             ops = [TimedOp("void at::native::vectorized_elementwise_kernel<4>(add)", 2_000, sync=True)] * tiny
         else:
             ops = [TimedOp(_GEMM, 50_000)] * 4
@@ -241,12 +245,14 @@ def timed_program(kind: str, stages: int, rank: int, step: int, tiny: int = 40) 
     raise ValueError(f"unknown timed job {kind!r}: choose one of {', '.join(TIMED_JOBS)}")
 
 
-def generate_timed_job(out_dir: str | Path, kind: str, stages: int = 4, steps: int = 2) -> TimedTruth:
+def generate_timed_job(out_dir: str | Path, kind: str, stages: int = 4, steps: int = 2,
+                       loader_ns: int = 1_000_000) -> TimedTruth:
     """One Kineto trace per rank (rank<N>.json) of the timed job `kind`, and what it ran."""
     programs = {r: [timed_program(kind, stages, r, n) for n in range(1, steps + 1)] for r in range(stages)}
+    loading = {r: loader_ns if kind == "straggler" and r == STRAGGLER else 0 for r in range(stages)}
     release: dict[str, int] = {}
     while True:  # every rank's schedule, until the collectives' last arrivals stop moving
-        runs = {r: _timed_rank(programs[r], release) for r in range(stages)}
+        runs = {r: _timed_rank(programs[r], release, loading[r]) for r in range(stages)}
         arrivals: dict[str, int] = {}
         for truth in runs.values():
             for k in truth["kernels"]:
@@ -273,14 +279,17 @@ def generate_timed_job(out_dir: str | Path, kind: str, stages: int = 4, steps: i
                       {r: shift(run["calls"]) for r, run in runs.items()})
 
 
-def _timed_rank(program: list[list[TimedOp]], release: dict[str, int]) -> dict:
+def _timed_rank(program: list[list[TimedOp]], release: dict[str, int], loader_ns: int = 0) -> dict:
     """One rank's schedule (ns from the trace's base) given each collective's last arrival:
     a kernel starts LATENCY_NS after its launch call's start or GAP_NS after the stream's
     previous op, whichever is later; a collective ends its transfer after the last arrival."""
-    cpu, gpu_free, steps, kernels, calls = 1_000_000, None, [], [], []
+    cpu, gpu_free, steps, kernels, calls, loads = 1_000_000, None, [], [], [], []
     for n, ops in enumerate(program, start=1):
         step_start = cpu
         cpu += 5_000
+        if loader_ns:
+            loads.append({"name": LOADER, "start_ns": cpu, "end_ns": cpu + loader_ns, "step": n})
+            cpu += loader_ns + CPU_GAP_NS
         for op in ops:
             calls.append({"name": "cudaLaunchKernel", "start_ns": cpu, "end_ns": cpu + CALL_NS, "step": n})
             start = cpu + LATENCY_NS if gpu_free is None else max(cpu + LATENCY_NS, gpu_free + GAP_NS)
@@ -298,7 +307,7 @@ def _timed_rank(program: list[list[TimedOp]], release: dict[str, int]) -> dict:
         cpu += 5_000
         steps.append((step_start, cpu))
         cpu += 20_000
-    return {"steps": steps, "kernels": kernels, "calls": calls}
+    return {"steps": steps, "kernels": kernels, "calls": calls, "loads": loads}
 
 
 def _timed_events(rank: int, run: dict, group: Group) -> list[dict]:
@@ -307,6 +316,9 @@ def _timed_events(rank: int, run: dict, group: Group) -> list[dict]:
     for n, (start, end) in enumerate(run["steps"], start=1):
         events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 1,
                        "tid": _Rank.MAIN, "ts": us(start), "dur": us(end - start), "args": {}})
+    for load in run["loads"]:
+        events.append({"ph": "X", "cat": "cpu_op", "name": load["name"], "pid": 1, "tid": _Rank.MAIN,
+                       "ts": us(load["start_ns"]), "dur": us(load["end_ns"] - load["start_ns"]), "args": {}})
     launches = iter(run["kernels"])
     for corr, call in enumerate(run["calls"], start=1):
         ids = {"correlation": corr, "External id": corr}
