@@ -167,3 +167,49 @@ def test_straggler_on_time_gives_the_step_without_the_straggler(tmp_path_factory
                     assert {e["rank"] for e in path if e["bound_by"] == "data_loading"} == {STRAGGLER}
     finally:
         con.close()
+
+
+# --- the path as flow arrows in the Chrome trace ------------------------------------------------
+
+def test_the_chrome_trace_draws_the_path_across_ranks(tmp_path_factory, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from tracewh.cli import app
+
+    con, truth = ingest(tmp_path_factory, "pipeline")
+    db = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+                     ).fetchone()[0]
+    con.close()
+
+    def export(*extra):
+        out = tmp_path / f"trace{len(extra)}.json"
+        result = CliRunner().invoke(app, ["export", str(out), "--format", "chrome-trace", "--run",
+                                          "pipeline", "--db", db, *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(out.read_text())["traceEvents"]
+
+    assert not [e for e in export() if e.get("cat") == "critical_path"]  # opt-in
+    events = export("--critical-path")
+    flows = [e for e in events if e.get("cat") == "critical_path"]
+    starts = {e["id"]: e for e in flows if e["ph"] == "s"}
+    ends = {e["id"]: e for e in flows if e["ph"] == "f"}
+    assert starts.keys() == ends.keys() and all(e["bp"] == "e" for e in flows)
+    # per step: the six sends the path crossed, rank to rank, then the last GPU op -> rank 0's
+    # synchronize; each arrow starts at its send kernel's start and ends inside the recv kernel
+    hops = [(starts[i]["pid"], ends[i]["pid"], ends[i]["args"]["bound_by"]) for i in sorted(starts)]
+    one_step = [(r, r + 1, f"waiting for rank {r}") for r in range(STAGES - 1)] + \
+               [(r, r - 1, f"waiting for rank {r}") for r in range(STAGES - 1, 0, -1)] + [(0, 0, "")]
+    assert hops == one_step * 2
+    slices = [e for e in events if e["ph"] == "X"]
+
+    def inside(flow, begins):
+        return [x for x in slices if x["pid"] == flow["pid"] and x["tid"] == flow["tid"]
+                and (x["ts"] == flow["ts"] if begins else x["ts"] < flow["ts"] <= x["ts"] + x["dur"])]
+    for i in sorted(starts):
+        if ends[i]["args"]["bound_by"]:
+            assert [x["name"] for x in inside(starts[i], True)] == [x["name"] for x in inside(ends[i], False)] \
+                == ["ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"]
+        else:  # the sync: from the last GEMM's end to the synchronize call, each 1 ns inside
+            assert "cudaStreamSynchronize" in [x["name"] for x in inside(ends[i], False)]
