@@ -41,7 +41,8 @@
 --       from rank a to peer b in the step meets the n-th Recv on b from a (an equi-join on
 --       sender, receiver, n; `peer` must be a global rank: Kineto's Src/Dst Rank, nsys' world
 --       communicator); whichever kernel started last releases the other as a rendezvous of
---       two does (NCCL's send and recv kernels wait for each other), class `waiting for rank N`.
+--       two does (NCCL's send and recv kernels wait for each other), class `waiting for rank N`;
+--       a kernel that runs several operations (a grouped SendRecv) is not paired yet.
 --       Not yet edges: a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
 --       generated benches): its end then has only its thread's input, as in HTA.
 -- bound_by (HTA's `bound_by`): cpu_bound, gpu_compute_bound (memcpy/memset too, as HTA),
@@ -355,7 +356,10 @@ p2p AS (
     JOIN gpu_in g ON g.run_id = n.run_id AND g.rank = n.rank AND g.start_ns = n.start_ns
                  AND g.stream_id = n.stream_id AND g.kind = 'comm'
     LEFT JOIN clock_offsets o ON o.run_id = n.run_id AND o.rank = n.rank
+    -- a kernel running several operations (nsys: a grouped SendRecv) waits for all its peers:
+    -- not paired yet
     WHERE (SELECT joined FROM mode) AND n.collective IN ('Send', 'Recv') AND n.peer IS NOT NULL
+      AND n.kernel_ops = 1
       AND n.start_ns >= (SELECT ns FROM lo)  -- a GPU op may start after the step's end
 ),
 -- ranks = all: each collective waits for its last rank
