@@ -360,7 +360,8 @@ p2p AS (
     -- not paired yet
     WHERE (SELECT joined FROM mode) AND n.collective IN ('Send', 'Recv') AND n.peer IS NOT NULL
       AND n.kernel_ops = 1
-      AND n.start_ns >= (SELECT ns FROM lo)  -- a GPU op may start after the step's end
+      -- the step's GPU ops' span (one may start after the step's end), for the zone maps
+      AND n.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT max(start_ns) FROM gpu_events)
 ),
 -- ranks = all: each collective waits for its last rank
 rendezvous AS (
