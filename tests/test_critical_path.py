@@ -213,12 +213,15 @@ def what_if(con, **params):
 def test_what_if_takes_the_scenarios_time_off_the_path(straggler):
     con, truth = straggler
     loader = {start: end - start for start, end in truth.data_loader[SLOW]}
+    steps = {(r, n): e - s for r, n, s, e in con.sql(
+        "SELECT rank, iteration - 2, start_ns, end_ns FROM iterations WHERE run_id = 'job'").fetchall()}
     for rank in (0, 3):
         rows = what_if(con, run="job", ranks="all", rank=rank)
         paths = {s["instance"]: s for s in query(con, run="job", ranks="all", rank=rank, per="step")}
         for r in rows:
             assert r["path_ns"] == paths[r["instance"]]["path_ns"]
-            assert r["new_step_ns"] == r["path_ns"] - r["gain_ns"] and 0 <= r["gain_ns"] <= r["path_ns"]
+            assert r["new_step_ns"] == r["step_ns"] - r["gain_ns"] and 0 <= r["gain_ns"] <= r["path_ns"]
+            assert r["step_ns"] == steps[(rank, r["instance"])]
         by = {(r["instance"], r["scenario"]): r["gain_ns"] for r in rows}
         assert sorted({s for _, s in by}) == ["comm_hidden", "comm_x", "launch_free", "no_data_wait",
                                               "straggler_on_time"]  # kernel_x needs `kernel`

@@ -31,6 +31,7 @@ SAMPLE_DRAWN = {
     "straggler_ddp_4ranks", "straggler_fsdp_4ranks_kineto", "iteration_time_ddp_4ranks",
     "iteration_time_fsdp_4ranks_kineto", "phases_ddp_4ranks", "phases_fsdp_4ranks_kineto",
     "roofline_fsdp_4ranks_kineto", "tflops_runs", "host_ddp_4ranks", "host_fsdp_4ranks_kineto",
+    "critpath_ddp_4ranks", "critpath_fsdp_4ranks_kineto",
 }
 # the nsys sample has no message sizes; nothing samples memory beside either run
 SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "memory_ddp_4ranks": "no samples",
@@ -45,7 +46,8 @@ FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "sca
                  "iteration_time": "iteration_time", "phases": "nvtx_phases",
                  "memory": "memory_by_phase", "memory_timeline": "memory_timeline",
                  "memory_free": "memory_by_phase", "traffic": "traffic_distribution",
-                 "roofline": "roofline", "tflops_runs": "scaling", "host": "host_breakdown"}
+                 "roofline": "roofline", "tflops_runs": "scaling", "host": "host_breakdown",
+                 "critpath": "critical_path"}
 
 
 def cli(*args: str):

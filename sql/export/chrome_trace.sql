@@ -51,6 +51,34 @@ WITH chosen AS (
     LEFT JOIN offsets o USING (run_id, rank)
 ), origin AS (
     SELECT run_id, min(t) AS t0 FROM aligned GROUP BY run_id
+), path AS (
+    -- with variable critical_path (tracewh export --critical-path): each step's critical path
+    -- across ranks (critical_path ranks=all); each edge's source lies on the lane of the edge
+    -- before it. Without it the run asked for is '' and the walk has no step to take.
+    SELECT p.*, lag(p.rank) OVER w AS src_rank, lag(p.lane) OVER w AS src_lane
+    FROM critical_path_edges(CASE WHEN coalesce(getvariable('critical_path'), false)
+                                  THEN CASE WHEN len(getvariable('runs')) = 1
+                                            THEN getvariable('runs')[1] END
+                                  ELSE '' END, NULL, 'all', NULL, NULL, NULL, NULL, NULL) p
+    WHERE p.run_id IN (SELECT run_id FROM chosen)
+    WINDOW w AS (PARTITION BY p.run_id, p.grp ORDER BY p.seq)
+), flows AS (
+    -- an arrow where the path changes lane (launch, sync, a rank waiting for another); a sync
+    -- edge joins two ends, drawn 1 ns before them so that each falls inside its slice
+    SELECT row_number() OVER () AS id, p.run_id, p.edge_type, p.bound_by, p.name, p.instance,
+           c.pid_base + p.src_rank AS src_pid, c.pid_base + p.rank AS dst_pid,
+           CASE WHEN p.src_lane LIKE 'stream %' THEN 1000000 ELSE 0 END
+               + CAST(split_part(p.src_lane, ' ', 2) AS BIGINT) AS src_tid,
+           CASE WHEN p.lane LIKE 'stream %' THEN 1000000 ELSE 0 END
+               + CAST(split_part(p.lane, ' ', 2) AS BIGINT) AS dst_tid,
+           p.src_ts - coalesce(so.offset_ns, 0) - CAST(p.edge_type = 'sync' AS INTEGER) AS src_t,
+           p.dst_ts - coalesce(o.offset_ns, 0)
+               - CAST(p.edge_type = 'sync' AND p.lane LIKE 'thread %' AS INTEGER) AS dst_t
+    FROM path p
+    JOIN chosen c USING (run_id)
+    LEFT JOIN offsets so ON so.run_id = p.run_id AND so.rank = p.src_rank
+    LEFT JOIN offsets o ON o.run_id = p.run_id AND o.rank = p.rank
+    WHERE p.src_lane IS NOT NULL AND (p.src_rank <> p.rank OR p.src_lane <> p.lane)
 ), hosts AS (
     SELECT c.pid_base + r.rank AS pid, any_value(c.label) AS label, any_value(r.rank) AS rank,
            any_value(r.host) AS host
@@ -74,4 +102,13 @@ SELECT json_object('ph', 'X', 'cat', a.cat, 'name', a.name, 'pid', a.pid, 'tid',
                    'ts', round((a.t - o.t0) / 1000.0, 3), 'dur', round(a.dur_ns / 1000.0, 3),
                    'args', a.args), 1, a.pid, a.t
 FROM aligned a JOIN origin o USING (run_id)
+UNION ALL
+SELECT json_object('ph', ph, 'id', f.id, 'pid', CASE ph WHEN 's' THEN f.src_pid ELSE f.dst_pid END,
+                   'tid', CASE ph WHEN 's' THEN f.src_tid ELSE f.dst_tid END,
+                   'ts', round((CASE ph WHEN 's' THEN f.src_t ELSE f.dst_t END - o.t0) / 1000.0, 3),
+                   'cat', 'critical_path', 'name', 'critical path: ' || f.edge_type,
+                   'bp', 'e', 'args', json_object('bound_by', f.bound_by, 'name', f.name,
+                                                  'step', f.instance)),
+       2, f.id, CAST(ph = 'f' AS INTEGER)  -- each arrow's start before its end
+FROM flows f JOIN origin o USING (run_id), (VALUES ('s'), ('f')) v(ph)
 ORDER BY sort_group, sort_pid, sort_ts;

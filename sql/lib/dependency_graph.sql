@@ -1,4 +1,4 @@
--- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_names, iterations, nvtx_ranges, path_walk, ranks, scope
+-- uses: clock_offsets, collective_waits, cpu_ops, cuda_api, gpu_ops, gpu_syncs, host_names, iterations, nccl_ops, nvtx_ranges, path_walk, ranks, scope
 -- The dependency graph of a step and its critical path (HolisticTraceAnalysis' critical path
 -- analysis, hta/analyzers/critical_path_analysis.py of 0.5.0, extended across ranks).
 --
@@ -25,6 +25,9 @@
 --       empty at the launch (HTA: queue length 1 at the launch and 0 at the op's start, the
 --       stream's previous op ended before the launch, the awaited event's op too).
 --   kernel_kernel [KERNEL_KERNEL_DELAY] otherwise the stream's previous op's end -> start.
+--       An op with neither (nor an awaited event) gets a launch edge of weight 0, so the path
+--       goes on to the CPU that launched it (HTA 0.5.0 leaves it without input unless its
+--       option critical_path_add_zero_weight_launch_edges is on).
 --   sync [SYNC_DEPENDENCY], weight 0: the op last launched on a stream before a cudaEventRecord ->
 --       the next op launched on the waiting stream after cudaStreamWaitEvent (from the same
 --       thread), or -> the end of cudaEventSynchronize; the last op started on the stream
@@ -34,8 +37,13 @@
 --       other rank's kernel (at the last arrival, in that rank's clock), class `waiting for
 --       rank N` (its name: the collective's op_key); release -> the kernel's end is
 --       communication (the transfer after it).
---       Not yet edges: send -> recv of point-to-point pairs (collective_waits leaves them out),
---       and a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
+--   send_recv (tracewh), weight 0: ranks = all, a point-to-point pair (nccl_ops): the n-th Send
+--       from rank a to peer b in the step meets the n-th Recv on b from a (an equi-join on
+--       sender, receiver, n; `peer` must be a global rank: Kineto's Src/Dst Rank, nsys' world
+--       communicator); whichever kernel started last releases the other as a rendezvous of
+--       two does (NCCL's send and recv kernels wait for each other), class `waiting for rank N`;
+--       a kernel that runs several operations (a grouped SendRecv) is not paired yet.
+--       Not yet edges: a blocking call without a gpu_syncs row (nsys without CUDA sync tracing, the
 --       generated benches): its end then has only its thread's input, as in HTA.
 -- bound_by (HTA's `bound_by`): cpu_bound, gpu_compute_bound (memcpy/memset too, as HTA),
 -- gpu_communication_bound (comm kernels), gpu_kernel_launch_overhead,
@@ -182,6 +190,13 @@ cpu_starts AS (
     SELECT grp, run_id, rank, pid, tid, seq, open_after, name, data_load
     FROM cpu_nodes WHERE NOT is_end
 ),
+cpu_flagged AS (
+    SELECT *, prev_is_end AND NOT is_end AS gap,
+           is_end AND src_kind = 'api'
+           AND name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
+                        'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS blocking_end
+    FROM cpu_nodes WHERE prev_ev IS NOT NULL
+),
 cpu_edges AS (
     SELECT c.grp, c.run_id, c.ev * 4 + CAST(c.is_end AS INTEGER) AS dst,
            c.prev_ev * 4 + CAST(c.prev_is_end AS INTEGER) AS src,
@@ -192,20 +207,20 @@ cpu_edges AS (
            CASE WHEN c.gap AND c.prev_open = 0 THEN ''
                 WHEN c.blocking_end THEN 'sync wait'
                 WHEN (NOT c.prev_is_end AND c.prev_data) OR (c.is_end AND c.data_load)
-                     OR (c.gap AND p.data_load) THEN 'data_loading'
+                     OR (c.gap AND c.open_data) THEN 'data_loading'
                 ELSE 'cpu_bound' END AS bound_by,
            CASE WHEN NOT c.prev_is_end THEN c.prev_name WHEN c.is_end THEN c.name
-                ELSE p.name END AS name,
+                ELSE c.open_name END AS name,
            'thread ' || c.tid AS lane
-    FROM (SELECT *, prev_is_end AND NOT is_end AS gap,
-                 is_end AND src_kind = 'api'
-                 AND name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
-                              'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS blocking_end
-          FROM cpu_nodes) c
-    ASOF LEFT JOIN cpu_starts p
-      ON p.grp = c.grp AND p.run_id = c.run_id AND p.rank = c.rank AND p.pid = c.pid
-     AND p.tid = c.tid AND p.open_after = c.open_after - 1 AND p.seq < c.seq
-    WHERE c.prev_ev IS NOT NULL
+    FROM (SELECT *, NULL::VARCHAR AS open_name, NULL::BOOLEAN AS open_data
+          FROM cpu_flagged WHERE NOT (gap AND prev_open > 0)
+          UNION ALL
+          -- only a gap inside an op looks for the op around it
+          SELECT c.*, p.name, p.data_load
+          FROM (SELECT * FROM cpu_flagged WHERE gap AND prev_open > 0) c
+          ASOF LEFT JOIN cpu_starts p
+            ON p.grp = c.grp AND p.run_id = c.run_id AND p.rank = c.rank AND p.pid = c.pid
+           AND p.tid = c.tid AND p.open_after = c.open_after - 1 AND p.seq < c.seq) c
 ),
 -- the launching call of each GPU op (same rank, process, correlation id and start, as
 -- gpu_op_calls, whose join over the whole warehouse this avoids); an op whose call lasts 0 ns
@@ -284,22 +299,25 @@ gpu_edges AS (
            name, 'stream ' || stream_id AS lane
     FROM gpu_in
     UNION ALL
-    -- launch, else the stream's previous op
+    -- launch, else the stream's previous op, else (neither, nor a sync: HTA leaves the op
+    -- without input) its launch at weight 0, as HTA's critical_path_add_zero_weight_launch_edges
     SELECT grp, run_id, ev * 4,
-           CASE WHEN launch_edge THEN api_ev * 4 ELSE prev_ev * 4 + 1 END,
-           CASE WHEN launch_edge THEN launch_ns ELSE prev_end_ns END, start_ns, rank, rank,
-           CASE WHEN launch_edge THEN 'launch' ELSE 'kernel_kernel' END,
-           start_ns - CASE WHEN launch_edge THEN launch_ns ELSE prev_end_ns END,
-           CASE WHEN launch_edge THEN 'gpu_kernel_launch_overhead'
-                ELSE 'gpu_kernel_kernel_overhead' END,
-           CASE WHEN launch_edge THEN name ELSE prev_name END, 'stream ' || stream_id
-    FROM (SELECT *, lag(name) OVER (PARTITION BY grp, run_id, rank, device_id, stream_id
-                                    ORDER BY start_ns, ev) AS prev_name,
-                 (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
-                 AND (next_launch_ns IS NULL OR next_launch_ns > start_ns)
-                 AND (sync_end_ns IS NULL OR sync_end_ns < launch_ns) AS launch_edge
-          FROM gpu_in)
-    WHERE launch_edge OR (prev_ev IS NOT NULL AND (sync_end_ns IS NULL OR sync_end_ns < prev_end_ns))
+           CASE WHEN kk_edge THEN prev_ev * 4 + 1 ELSE api_ev * 4 END,
+           CASE WHEN kk_edge THEN prev_end_ns ELSE launch_ns END, start_ns, rank, rank,
+           CASE WHEN kk_edge THEN 'kernel_kernel' ELSE 'launch' END,
+           CASE WHEN launch_edge THEN start_ns - launch_ns WHEN kk_edge THEN start_ns - prev_end_ns
+                ELSE 0 END,
+           CASE WHEN kk_edge THEN 'gpu_kernel_kernel_overhead' ELSE 'gpu_kernel_launch_overhead' END,
+           CASE WHEN kk_edge THEN prev_name ELSE name END, 'stream ' || stream_id
+    FROM (SELECT *, NOT launch_edge AND prev_ev IS NOT NULL
+                    AND (sync_end_ns IS NULL OR sync_end_ns < prev_end_ns) AS kk_edge
+          FROM (SELECT *, lag(name) OVER (PARTITION BY grp, run_id, rank, device_id, stream_id
+                                          ORDER BY start_ns, ev) AS prev_name,
+                       (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
+                       AND (next_launch_ns IS NULL OR next_launch_ns > start_ns)
+                       AND (sync_end_ns IS NULL OR sync_end_ns < launch_ns) AS launch_edge
+                FROM gpu_in))
+    WHERE launch_edge OR kk_edge OR sync_ev IS NULL
     UNION ALL
     -- an awaited event's op -> the op that waited for it
     SELECT grp, run_id, ev * 4, sync_ev * 4 + 1, sync_end_ns, start_ns, rank, rank, 'sync', 0, '',
@@ -328,14 +346,42 @@ sync_edges AS (
       ON g.grp = w.grp AND g.run_id = w.run_id AND g.rank = w.rank
      AND g.stream_id = w.sync_stream AND g.start_ns <= w.end_ns
 ),
+-- the step's sends and receives, the n-th of each (rank, peer, direction)
+p2p AS (
+    SELECT g.grp, g.run_id, g.ev, g.rank, g.start_ns, g.end_ns, g.stream_id, n.collective, n.peer,
+           n.start_ns - coalesce(o.offset_ns, 0) AS aligned_start_ns,
+           row_number() OVER (PARTITION BY g.grp, g.run_id, g.rank, n.peer, n.collective
+                              ORDER BY n.start_ns, g.ev) AS nth
+    FROM nccl_ops n
+    JOIN gpu_in g ON g.run_id = n.run_id AND g.rank = n.rank AND g.start_ns = n.start_ns
+                 AND g.stream_id = n.stream_id AND g.kind = 'comm'
+    LEFT JOIN clock_offsets o ON o.run_id = n.run_id AND o.rank = n.rank
+    -- a kernel running several operations (nsys: a grouped SendRecv) waits for all its peers:
+    -- not paired yet
+    WHERE (SELECT joined FROM mode) AND n.collective IN ('Send', 'Recv') AND n.peer IS NOT NULL
+      AND n.kernel_ops = 1
+      -- the step's GPU ops' span (one may start after the step's end), for the zone maps
+      AND n.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT max(start_ns) FROM gpu_events)
+),
 -- ranks = all: each collective waits for its last rank
 rendezvous AS (
     SELECT g.grp, g.run_id, g.ev, g.rank, g.start_ns, g.end_ns, g.stream_id, c.op_key, c.arrived_last,
-           c.start_ns + (c.last_start_ns - c.aligned_start_ns) AS release_ns
+           c.start_ns + (c.last_start_ns - c.aligned_start_ns) AS release_ns, 'rendezvous' AS edge_type
     FROM collective_waits c
     JOIN gpu_in g ON g.run_id = c.run_id AND g.rank = c.rank AND g.start_ns = c.start_ns
                  AND g.kind = 'comm'
     WHERE (SELECT joined FROM mode)
+    UNION ALL
+    -- a send and its recv wait for each other: a rendezvous of two
+    SELECT me.grp, me.run_id, me.ev, me.rank, me.start_ns, me.end_ns, me.stream_id,
+           CASE WHEN me.collective = 'Send' THEN 'Send ' || me.rank || '->' || me.peer
+                ELSE 'Send ' || me.peer || '->' || me.rank END || ' #' || me.nth,
+           me.aligned_start_ns >= other.aligned_start_ns,
+           me.start_ns + (other.aligned_start_ns - me.aligned_start_ns), 'send_recv'
+    FROM p2p me
+    JOIN p2p other ON other.grp = me.grp AND other.run_id = me.run_id AND other.rank = me.peer
+                  AND other.peer = me.rank AND other.nth = me.nth
+                  AND other.collective <> me.collective
 ),
 last_arrivals AS (
     SELECT grp, op_key, arg_min(ev, rank) AS last_ev, min(rank) AS last_rank,
@@ -344,7 +390,7 @@ last_arrivals AS (
 ),
 rendezvous_edges AS (
     SELECT r.grp, r.run_id, r.ev * 4 + 2 AS dst, a.last_ev * 4 AS src, a.last_start_ns AS src_ts,
-           r.release_ns AS dst_ts, r.rank, a.last_rank AS from_rank, 'rendezvous' AS edge_type,
+           r.release_ns AS dst_ts, r.rank, a.last_rank AS from_rank, r.edge_type,
            0 AS weight_ns, 'waiting for rank ' || a.last_rank AS bound_by, r.op_key AS name,
            'stream ' || r.stream_id AS lane
     FROM rendezvous r JOIN last_arrivals a ON a.grp = r.grp AND a.op_key = r.op_key

@@ -1,5 +1,5 @@
 -- metric: critical_path
--- version: 1
+-- version: 2
 -- summary: The chain of CPU work, launches, GPU ops, syncs and collectives that decided when each step ended, across ranks, with HTA's bound_by classes
 -- unit: ns
 -- grain: run_id, end_rank, instance, seq, bound_by
@@ -17,10 +17,11 @@
 -- on that rank's graph (HTA's analysis); ranks = all: a path per step across the ranks,
 -- walked back from the last rank to finish (or from `rank`: what that rank's step waited on),
 -- crossing to another rank at a collective whose
--- last rank arrived after this rank (`waiting for rank N`).
+-- last rank arrived after this rank, or at a send/recv pair whose other side started later
+-- (`waiting for rank N`).
 -- per = edge (default): the path, one row per edge, first to last (seq): the rank and lane
 --   (thread or stream) it lies on, edge_type (operator, dependency, launch, kernel_kernel,
---   sync, rendezvous), bound_by, the op it is attributed to (HTA's rule), start/end, dur_ns.
+--   sync, rendezvous, send_recv), bound_by, the op it is attributed to (HTA's rule), start/end, dur_ns.
 -- per = class: one row per step and bound_by: dur_ns, its share of the path, the edges.
 -- per = step: one row per step: step and path length, the ranks the path crossed, the class
 --   with the most time and the three ops with the most time on the path.

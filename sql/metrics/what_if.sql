@@ -1,5 +1,5 @@
 -- metric: what_if
--- version: 1
+-- version: 2
 -- summary: Upper bound on each step's gain if one thing on its critical path changed: stragglers on time, communication hidden or faster, no launch overhead, no data wait, a kernel faster
 -- unit: ns
 -- grain: run_id, end_rank, instance, scenario
@@ -7,10 +7,11 @@
 -- uses: collective_waits, dependency_graph
 -- complexity: as critical_path (its walk), then O(n) in the path's edges and a hash join to collective_waits
 -- see: the issue's what-if scenarios; HTA has none
--- show: scenario, gain_ns, new_step_ns, gain_share, path_ns, end_rank, run_id
+-- show: scenario, gain_ns, new_step_ns, gain_share, step_ns, path_ns, end_rank, run_id
 --
--- AN UPPER BOUND on the gain: the step's critical path (critical_path, same parameters) less
--- the time the scenario takes off that path. Another chain of the graph, shorter today, may
+-- AN UPPER BOUND on the gain: the time the scenario takes off the step's critical path
+-- (critical_path, same parameters); new_step_ns = the step (its range on the rank where the
+-- path ends) less that gain. Another chain of the graph, shorter today, may
 -- become critical and give back part of it; the step is never faster than new_step_ns says.
 -- scenario (none: every one, a row each):
 --   straggler_on_time  every collective the path waited at is released at its ranks' median
@@ -51,9 +52,16 @@ waits AS (
     WHERE p.edge_type = 'rendezvous'
     GROUP BY p.run_id, p.grp
 ),
+-- each step's length on the rank where its path ends
+spans AS (
+    SELECT run_id, rank, instance, win_end_ns - win_start_ns AS step_ns
+    FROM critical_path_steps(getvariable('run'), NULL, getvariable('annotation'),
+                             getvariable('instance'), getvariable('start_ns'), getvariable('end_ns'))
+),
 gains AS (
-    SELECT s.*, g.scenario, least(g.gain_ns, s.path_ns) AS gain_ns
+    SELECT s.*, sp.step_ns, g.scenario, least(g.gain_ns, s.path_ns) AS gain_ns
     FROM steps s
+    JOIN spans sp ON sp.run_id = s.run_id AND sp.rank = s.end_rank AND sp.instance = s.instance
     LEFT JOIN waits w ON w.run_id = s.run_id AND w.grp = s.grp
     CROSS JOIN LATERAL (VALUES
         ('straggler_on_time', coalesce(w.late_ns, 0)),
@@ -74,9 +82,10 @@ gains AS (
                ELSE error('factor must be > 0, not ' || getvariable('factor')) END
 )
 SELECT run_id, end_rank, instance, step_name, scenario,
-       path_ns,                         -- the critical path today
+       step_ns,                         -- the step today, on the rank where its path ends
+       path_ns,                         -- its critical path
        gain_ns,                         -- at most this much faster
-       path_ns - gain_ns AS new_step_ns,  -- at least this long
-       gain_ns / nullif(path_ns, 0) AS gain_share
+       step_ns - gain_ns AS new_step_ns,  -- at least this long
+       gain_ns / nullif(step_ns, 0) AS gain_share
 FROM gains
 ORDER BY run_id, end_rank, instance, scenario;

@@ -655,6 +655,9 @@ def export(
     check: Annotated[bool, typer.Option(
         "--check", help="Read the lake at OUT: does every (run, view) hold the rows its "
         "manifest says? One line per difference, exit 1 if any")] = False,
+    critical_path: Annotated[bool, typer.Option(
+        "--critical-path", help="chrome-trace of one run: each step's critical path across ranks "
+        "as flow arrows (critical_path ranks=all; a graph walk per step)")] = False,
     wait: WaitOption = 60.0,
 ) -> None:
     """Write every view as Parquet, hive-partitioned by run (a row group per rank for the big
@@ -704,6 +707,7 @@ def export(
     with _session(db, wait) as session:
         session.check_runs(run or [], series=True)
         runs = run or session.runs()
+        session.con.execute("SET VARIABLE critical_path = ?", [critical_path])
         if out.suffix == ".json":  # one file: the runs given side by side (one when none given)
             if not run and len(runs) != 1:
                 _fail("a single .json file holds the runs given with --run (repeat it to see "

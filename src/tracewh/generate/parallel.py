@@ -181,3 +181,166 @@ class _Rank:
             self._x("user_annotation", f"ProfilerStep#{n}", self.MAIN, step_start, self.t - step_start)
             self.t += 20
         return self.events
+
+
+# --- timed jobs: ranks that wait for each other, with the critical path known ---------------------
+# _Rank above times each rank alone. A timed job schedules every rank's GPU ops together: a
+# collective or a send/recv pair transfers only once its last rank arrived, so one rank's delay
+# moves the others (the critical path metric's known truth). One thread and one stream a rank;
+# times in ns. TIMED_JOBS:
+#   pipeline      `stages` ranks, one micro-batch a step: forward recv -> GEMM -> send to the next
+#                 stage, backward back from the last; the step ends on rank 0's backward GEMM,
+#                 and its path runs 0 -> 1 -> ... -> last -> ... -> 0 through every send -> recv.
+#   launch_bound  data parallel over `stages` ranks: a GEMM per layer then an AllReduce; rank
+#                 LAUNCH_BOUND instead runs `tiny` 2 us kernels, each waited for by
+#                 cudaStreamSynchronize, so the GPU waits for every launch (10 us from the call's
+#                 start) and that rank arrives last at the AllReduce.
+#   straggler     data parallel as launch_bound's other ranks, every rank alike, but rank STRAGGLER
+#                 first loads its batch for `loader_ns` (a DataLoader cpu_op): it arrives that
+#                 much later at the AllReduce; loader_ns = 0 is the same job without the straggler.
+TIMED_JOBS = ("pipeline", "launch_bound", "straggler")
+LAUNCH_BOUND, STRAGGLER = 1, 2
+LOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+CALL_NS, LATENCY_NS, GAP_NS, CPU_GAP_NS, SYNC_TAIL_NS = 4_000, 10_000, 1_000, 1_000, 2_000
+
+
+@dataclass(frozen=True)
+class TimedOp:
+    """One kernel of a rank's step, in launch order."""
+    name: str
+    dur_ns: int          # its own time (a collective or p2p op: the transfer after the last arrival)
+    key: str | None = None       # the collective or send/recv pair (None: compute)
+    collective: str | None = None  # AllReduce | Send | Recv
+    peer: int | None = None
+    sync: bool = False   # cudaStreamSynchronize right after its launch
+
+
+@dataclass
+class TimedTruth:
+    """What the timed job ran: per rank its steps (start, end), kernels and API calls, UTC ns."""
+    steps: dict[int, list[tuple[int, int]]]
+    kernels: dict[int, list[dict]]   # name, key, start_ns, end_ns, launch_ns, step
+    calls: dict[int, list[dict]]     # name, start_ns, end_ns, step
+
+
+def timed_program(kind: str, stages: int, rank: int, step: int, tiny: int = 40) -> list[TimedOp]:
+    """The kernels `rank` launches in step `step` of the timed job `kind`."""
+    if kind == "pipeline":
+        def p2p(phase, collective, peer):
+            src, dst = (rank, peer) if collective == "Send" else (peer, rank)
+            return TimedOp(_KERNEL[collective], 20_000, f"{phase}{step}:{src}->{dst}", collective, peer)
+        ops = [p2p("fwd", "Recv", rank - 1)] if rank > 0 else []
+        ops.append(TimedOp(_GEMM, 100_000 + 10_000 * rank))
+        ops += [p2p("fwd", "Send", rank + 1)] if rank < stages - 1 else []
+        ops += [p2p("bwd", "Recv", rank + 1)] if rank < stages - 1 else []
+        ops.append(TimedOp(_GEMM, 200_000 + 20_000 * rank))
+        return ops + ([p2p("bwd", "Send", rank - 1)] if rank > 0 else [])
+    if kind in ("launch_bound", "straggler"):
+        if kind == "launch_bound" and rank == LAUNCH_BOUND:
+            ops = [TimedOp("void at::native::vectorized_elementwise_kernel<4>(add)", 2_000, sync=True)] * tiny
+        else:
+            ops = [TimedOp(_GEMM, 50_000)] * 4
+        return ops + [TimedOp(_KERNEL["AllReduce"], 30_000, f"allreduce{step}", "AllReduce"),
+                      TimedOp("multi_tensor_apply_kernel", 8_000)]
+    raise ValueError(f"unknown timed job {kind!r}: choose one of {', '.join(TIMED_JOBS)}")
+
+
+def generate_timed_job(out_dir: str | Path, kind: str, stages: int = 4, steps: int = 2,
+                       loader_ns: int = 1_000_000) -> TimedTruth:
+    """One Kineto trace per rank (rank<N>.json) of the timed job `kind`, and what it ran."""
+    programs = {r: [timed_program(kind, stages, r, n) for n in range(1, steps + 1)] for r in range(stages)}
+    loading = {r: loader_ns if kind == "straggler" and r == STRAGGLER else 0 for r in range(stages)}
+    release: dict[str, int] = {}
+    while True:  # every rank's schedule, until the collectives' last arrivals stop moving
+        runs = {r: _timed_rank(programs[r], release, loading[r]) for r in range(stages)}
+        arrivals: dict[str, int] = {}
+        for truth in runs.values():
+            for k in truth["kernels"]:
+                if k["key"]:
+                    arrivals[k["key"]] = max(arrivals.get(k["key"], 0), k["start_ns"])
+        if arrivals == release:
+            break
+        release = arrivals
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    group = Group("0", tuple(range(stages)), "default_pg")
+    for rank, run in runs.items():
+        doc = {"schemaVersion": 1, "baseTimeNanoseconds": 1_790_857_026_000_000_000,
+               "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": stages},
+               "deviceProperties": [{"id": rank, "name": "NVIDIA H100 80GB HBM3",
+                                     "totalGlobalMem": 85_045_870_592, "numSms": 132}],
+               "traceEvents": _timed_events(rank, run, group)}
+        (out / f"rank{rank}.json").write_text(json.dumps(doc, indent=1))
+    base = 1_790_857_026_000_000_000
+    shift = lambda rows: [{**x, "start_ns": x["start_ns"] + base, "end_ns": x["end_ns"] + base,
+                           **({"launch_ns": x["launch_ns"] + base} if "launch_ns" in x else {})} for x in rows]
+    return TimedTruth({r: [(s + base, e + base) for s, e in run["steps"]] for r, run in runs.items()},
+                      {r: shift(run["kernels"]) for r, run in runs.items()},
+                      {r: shift(run["calls"]) for r, run in runs.items()})
+
+
+def _timed_rank(program: list[list[TimedOp]], release: dict[str, int], loader_ns: int = 0) -> dict:
+    """One rank's schedule (ns from the trace's base) given each collective's last arrival:
+    a kernel starts LATENCY_NS after its launch call's start or GAP_NS after the stream's
+    previous op, whichever is later; a collective ends its transfer after the last arrival."""
+    cpu, gpu_free, steps, kernels, calls, loads = 1_000_000, None, [], [], [], []
+    for n, ops in enumerate(program, start=1):
+        step_start = cpu
+        cpu += 5_000
+        if loader_ns:
+            loads.append({"name": LOADER, "start_ns": cpu, "end_ns": cpu + loader_ns, "step": n})
+            cpu += loader_ns + CPU_GAP_NS
+        for op in ops:
+            calls.append({"name": "cudaLaunchKernel", "start_ns": cpu, "end_ns": cpu + CALL_NS, "step": n})
+            start = cpu + LATENCY_NS if gpu_free is None else max(cpu + LATENCY_NS, gpu_free + GAP_NS)
+            end = max(start, release.get(op.key, start) if op.key else start) + op.dur_ns
+            kernels.append({"name": op.name, "key": op.key, "collective": op.collective, "peer": op.peer,
+                            "start_ns": start, "end_ns": end, "launch_ns": cpu, "step": n})
+            gpu_free, cpu = end, cpu + CALL_NS + CPU_GAP_NS
+            if op.sync:
+                calls.append({"name": "cudaStreamSynchronize", "start_ns": cpu, "end_ns": end + SYNC_TAIL_NS,
+                              "step": n})
+                cpu = end + SYNC_TAIL_NS + CPU_GAP_NS
+        # the step ends when the host has waited for its GPU work
+        sync_start, cpu = cpu, max(cpu + CALL_NS, gpu_free + SYNC_TAIL_NS)
+        calls.append({"name": "cudaStreamSynchronize", "start_ns": sync_start, "end_ns": cpu, "step": n})
+        cpu += 5_000
+        steps.append((step_start, cpu))
+        cpu += 20_000
+    return {"steps": steps, "kernels": kernels, "calls": calls, "loads": loads}
+
+
+def _timed_events(rank: int, run: dict, group: Group) -> list[dict]:
+    us = lambda ns: round(ns / 1000, 3)
+    events, seq = [], 0
+    for n, (start, end) in enumerate(run["steps"], start=1):
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 1,
+                       "tid": _Rank.MAIN, "ts": us(start), "dur": us(end - start), "args": {}})
+    for load in run["loads"]:
+        events.append({"ph": "X", "cat": "cpu_op", "name": load["name"], "pid": 1, "tid": _Rank.MAIN,
+                       "ts": us(load["start_ns"]), "dur": us(load["end_ns"] - load["start_ns"]), "args": {}})
+    launches = iter(run["kernels"])
+    for corr, call in enumerate(run["calls"], start=1):
+        ids = {"correlation": corr, "External id": corr}
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": call["name"], "pid": 1, "tid": _Rank.MAIN,
+                       "ts": us(call["start_ns"]), "dur": us(call["end_ns"] - call["start_ns"]), "args": ids})
+        if call["name"] == "cudaStreamSynchronize":
+            events.append({"ph": "X", "cat": "cuda_sync", "name": "Stream Sync", "pid": rank,
+                           "tid": _Rank.COMPUTE, "ts": us(call["start_ns"] + 500),
+                           "dur": us(call["end_ns"] - call["start_ns"] - 700),
+                           "args": {**ids, "cuda_sync_kind": "Stream Sync", "stream": _Rank.COMPUTE,
+                                    "device": rank, "context": 1}})
+            continue
+        k = next(launches)
+        args = {"device": rank, "stream": _Rank.COMPUTE, **ids}
+        if k["collective"]:
+            seq += 1
+            args.update({"Collective name": _C10D[k["collective"]], "In msg nelems": ACTIVATION,
+                         "Out msg nelems": ACTIVATION, "Group size": len(group.ranks), "dtype": "BFloat16",
+                         "Process Group Name": group.name, "Process Group Description": group.desc,
+                         "Process Group Ranks": "[" + ", ".join(map(str, group.ranks)) + "]", "Seq": seq})
+            if k["peer"] is not None:
+                args["Src Rank" if k["collective"] == "Recv" else "Dst Rank"] = k["peer"]
+        events.append({"ph": "X", "cat": "kernel", "name": k["name"], "pid": rank, "tid": _Rank.COMPUTE,
+                       "ts": us(k["start_ns"]), "dur": us(k["end_ns"] - k["start_ns"]), "args": args})
+    return events

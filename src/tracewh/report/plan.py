@@ -7,6 +7,7 @@ from typing import Callable
 from ..warehouse import query_arrow
 from .draw import _slug
 from .figures_comm import fig_bandwidth, fig_straggler, table_traffic
+from .figures_critpath import fig_critical_path
 from .figures_diff import DIFF_SECTION, fig_diff, table_diff
 from .figures_hardware import fig_roofline, fig_tflops_runs
 from .figures_memory import fig_memory, fig_memory_free, fig_memory_timeline
@@ -52,6 +53,7 @@ def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, 
     plan += per_run("5. Stragglers", "straggler", "Straggler heatmap", fig_straggler)
     plan += per_run("6. Iteration time", "iteration_time", "Iteration time per step",
                     fig_iteration_time)
+    plan += per_run("6. Iteration time", "critpath", "Critical path per step", fig_critical_path)
     plan += per_run("7. Phases", "phases", "Forward / backward / optimizer phases", fig_phases)
     plan += per_run("7. Phases", "host", "Host time per rank", fig_host_breakdown)
     plan += per_run("8. Memory by phase", "memory", "Memory by phase", fig_memory)
