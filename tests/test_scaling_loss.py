@@ -7,8 +7,8 @@ generator's truth by a sweep over every kernel, copy and collective of each rank
 warehouse): compute; exposed communication while a collective waits for its last rank or
 transfers after it, per process group (transfer before wait, then the first group by name);
 memory copies; idle time, whose data-loading part is truth.gap_causes'. Then the real DLRM job,
-its 8 rank files split into a 2-rank and a 6-rank run (a file belongs to one run): the identities, and the wait and transfer against
-comm_breakdown's exposed parts.
+its 8 rank files split into a 2-rank and a 6-rank run (a file belongs to one run): the
+identities, and the wait and transfer against comm_breakdown's exposed parts.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def job(tmp_path_factory):
     db, known = folder / "wh.duckdb", {}
     for run, spec in SPECS.items():
         known[run] = generate_kineto_job(folder / run, spec)
-        result = CliRunner().invoke(app, ["ingest", "-q", "--db", str(db), "--run", run, str(folder / run)])
+        result = CliRunner().invoke(app, ["ingest", "-q", "--db", str(db), "--run", run,
+                                          str(folder / run)])
         assert result.exit_code == 0, result.stderr
     con = tracewh.connect(db, read_only=True)
     yield con, known
@@ -62,14 +63,16 @@ def job(tmp_path_factory):
 def host_offsets(known):
     """Each rank's clock offset as clock_offsets estimates it (DESIGN section 4) from the
     generator's collectives: per host, the median over (collective, rank on the host) of its end
-    minus rank 0's end, halves rounded up (as DuckDB's round); 0 on rank 0's host. The generator's clocks agree: a few ns of noise."""
+    minus rank 0's end, halves rounded up (as DuckDB's round); 0 on rank 0's host. The
+    generator's clocks agree: a few ns of noise."""
     ends = {(op.pg_name, op.seq): op.end_ns for op in known.nccl_ops[0]}
     diffs = {}
     for rank, ops in known.nccl_ops.items():
         diffs.setdefault(known.hostnames[rank], []).extend(
             op.end_ns - ends[op.pg_name, op.seq] for op in ops if (op.pg_name, op.seq) in ends)
     return {rank: 0 if known.hostnames[rank] == known.hostnames[0]
-            else math.floor(statistics.median(diffs[known.hostnames[rank]]) + 0.5) for rank in known.nccl_ops}
+            else math.floor(statistics.median(diffs[known.hostnames[rank]]) + 0.5)
+            for rank in known.nccl_ops}
 
 
 def truth_parts(known):
@@ -79,7 +82,8 @@ def truth_parts(known):
     last = {}  # (group, seq) -> the last rank's arrival, aligned
     for rank, ops in known.nccl_ops.items():
         for op in ops:
-            last[op.pg_name, op.seq] = max(last.get((op.pg_name, op.seq), 0), op.start_ns - offset[rank])
+            key = op.pg_name, op.seq
+            last[key] = max(last.get(key, 0), op.start_ns - offset[rank])
     for rank, kernels in known.kernels.items():
         edges = []  # (time, +1 / -1, label)
         for k in kernels:
@@ -121,14 +125,16 @@ def truth_parts(known):
 def test_each_runs_parts_equal_a_sweep_over_the_generators_truth(job):
     con, known = job
     got = scaling(con)
-    offsets = dict(con.execute("SELECT rank, offset_ns FROM clock_offsets WHERE run_id = 'two_nodes'").fetchall())
+    offsets = dict(con.execute(
+        "SELECT rank, offset_ns FROM clock_offsets WHERE run_id = 'two_nodes'").fetchall())
     assert offsets == host_offsets(known["two_nodes"]) and max(offsets.values()) > 0
     for run in SPECS:
         window, parts, _ = truth_parts(known[run])
         row = got[run]
         assert row["window_ns"] == window
         for part in ("compute", "wait", "transfer", "comm_other", "mem", "idle", "idle_data"):
-            assert row[share_column(part)] == pytest.approx(parts[part] * 100 / window, abs=1e-9), (run, part)
+            want = parts[part] * 100 / window
+            assert row[share_column(part)] == pytest.approx(want, abs=1e-9), (run, part)
     # the 2-node run lost a known slow batch to data loading: rank 3's loader, 5 ms longer
     _, parts, _ = truth_parts(known["two_nodes"])
     assert SLOW_BATCH_NS <= parts["idle_data"] < SLOW_BATCH_NS * 1.05
@@ -137,16 +143,19 @@ def test_each_runs_parts_equal_a_sweep_over_the_generators_truth(job):
 def test_the_parts_add_up_to_the_loss_exactly(job):
     con, known = job
     base, two = scaling(con)["one_node"], scaling(con)["two_nodes"]
+    idle_parts = [p for p in PARTS if p == "launch" or p.startswith("idle_")]
     for row in (base, two):
-        assert sum(row[share_column(p)] for p in PARTS) + row["compute_pct"] == pytest.approx(100, abs=1e-9)
-        assert row["idle_pct"] == pytest.approx(sum(row[share_column(p)] for p in PARTS if p == "launch"
-                                                    or p.startswith("idle_")), abs=1e-9)
+        whole = sum(row[share_column(p)] for p in PARTS) + row["compute_pct"]
+        assert whole == pytest.approx(100, abs=1e-9)
+        assert row["idle_pct"] == pytest.approx(sum(row[share_column(p)] for p in idle_parts),
+                                                abs=1e-9)
         assert min(row[share_column(p)] for p in PARTS) >= 0
     assert base["loss_pct"] is None and base["loss_by_group"] is None
     assert two["loss_pct"] == pytest.approx(base["compute_pct"] - two["compute_pct"], abs=1e-12)
     assert sum(two[f"loss_{p}_pct"] for p in PARTS) == pytest.approx(two["loss_pct"], abs=1e-9)
     for p in PARTS:
-        assert two[f"loss_{p}_pct"] == pytest.approx(two[share_column(p)] - base[share_column(p)], abs=1e-12)
+        want = two[share_column(p)] - base[share_column(p)]
+        assert two[f"loss_{p}_pct"] == pytest.approx(want, abs=1e-12)
     assert two["loss_per_node_pct"] == pytest.approx(two["loss_pct"])  # one node added
 
 
@@ -175,7 +184,8 @@ def dlrm(shared_data, tmp_path_factory):
     files = sorted(shared_data.joinpath("kineto", "param", "dlrm_kineto").glob("worker*.json"))
     db = folder / "wh.duckdb"
     for run, chosen in (("dlrm2", files[:2]), ("dlrm6", files[2:])):
-        result = CliRunner().invoke(app, ["ingest", "-q", "--db", str(db), "--run", run, *map(str, chosen)])
+        result = CliRunner().invoke(app, ["ingest", "-q", "--db", str(db), "--run", run,
+                                          *map(str, chosen)])
         assert result.exit_code == 0, result.stderr
     con = tracewh.connect(db, read_only=True)
     yield con
@@ -186,10 +196,12 @@ def test_real_dlrm_two_ranks_against_six(dlrm):
     got = scaling(dlrm)
     small, large = got["dlrm2"], got["dlrm6"]
     assert (small["world_size"], large["world_size"]) == (2, 6)
-    assert large["loss_pct"] == pytest.approx(small["compute_pct"] - large["compute_pct"], abs=1e-12)
+    want = small["compute_pct"] - large["compute_pct"]
+    assert large["loss_pct"] == pytest.approx(want, abs=1e-12)
     assert sum(large[f"loss_{p}_pct"] for p in PARTS) == pytest.approx(large["loss_pct"], abs=1e-9)
     for row in (small, large):
-        assert sum(row[share_column(p)] for p in PARTS) + row["compute_pct"] == pytest.approx(100, abs=1e-9)
+        whole = sum(row[share_column(p)] for p in PARTS) + row["compute_pct"]
+        assert whole == pytest.approx(100, abs=1e-9)
         # the collectives of a DLRM rank never overlap: the exposed wait and transfer are
         # comm_breakdown's, summed over the run
         parts = run_metric(dlrm, find_metric("comm_breakdown"), {"run": row["run_id"]}).to_pylist()
