@@ -218,18 +218,35 @@ exposed_parts AS (
 launches AS (
     SELECT grp, call_ns AS start_ns, start_ns AS end_ns FROM arrivals WHERE call_ns < start_ns
 ),
-launch_idle AS (
-    SELECT grp, sum(end_ns - start_ns) AS ns FROM intervals_intersect(idle_pieces, launches)
-    GROUP BY grp
+launch_spans AS (
+    -- disjoint per rank: launches queued together overlap
+    SELECT grp, start_ns, end_ns FROM intervals_union(launches)
 ),
-long_gaps AS (
-    SELECT grp, start_ns, end_ns FROM rank_gaps
+launch_idle AS (
+    -- idle time inside the launches: both sides disjoint per rank, so the overlaps of the pairs
+    -- add up to the intersection (a binned equi-join: the few launches meet the many gaps)
+    SELECT i.grp, sum(least(i.end_ns, l.end_ns) - greatest(i.start_ns, l.start_ns)) AS ns
+    FROM time_bins(launch_spans) l
+    JOIN time_bins(idle_pieces) i ON i.grp = l.grp AND i.bin = l.bin
+    WHERE i.start_ns < l.end_ns AND i.end_ns > l.start_ns
+      AND bin_of(greatest(i.start_ns, l.start_ns)) = l.bin
+    GROUP BY i.grp
+),
+touched AS MATERIALIZED (
+    -- the long gaps a launch overlaps: only these are asked again, without the launches
+    SELECT DISTINCT g.gap_id, g.grp, g.start_ns, g.end_ns
+    FROM time_bins(launch_spans) l
+    JOIN time_bins(rank_gaps) g ON g.grp = l.grp AND g.bin = l.bin
+    WHERE g.start_ns < l.end_ns AND g.end_ns > l.start_ns
+),
+touched_spans AS (
+    SELECT grp, start_ns, end_ns FROM touched
 ),
 cause_gaps AS MATERIALIZED (
-    -- the long gaps without the launches, numbered after rank_gaps: the host is asked once
+    -- the touched gaps without the launches, numbered after rank_gaps: the host is asked once
     SELECT (SELECT count(*) FROM rank_gaps) + row_number() OVER (ORDER BY grp, start_ns) AS gap_id,
            grp, start_ns, end_ns
-    FROM intervals_difference(long_gaps, launches)
+    FROM intervals_difference(touched_spans, launch_spans)
 ),
 asked_gaps AS (
     SELECT gap_id, grp, start_ns, end_ns FROM rank_gaps
@@ -290,7 +307,9 @@ cause_per_run AS (
            coalesce(sum(h.data_loading_ns), 0) AS data_ns, coalesce(sum(h.sync_wait_ns), 0) AS sync_ns,
            coalesce(sum(h.os_call_ns), 0) AS os_ns, coalesce(sum(h.launching_ns), 0) AS launching_ns
     FROM host_in_asked h
-    JOIN cause_gaps g ON g.gap_id = h.gap_id
+    JOIN (SELECT gap_id, grp FROM rank_gaps WHERE gap_id NOT IN (SELECT gap_id FROM touched)
+          UNION ALL
+          SELECT gap_id, grp FROM cause_gaps) g ON g.gap_id = h.gap_id
     JOIN keys k ON k.grp = g.grp
     GROUP BY k.run_id
 ),
