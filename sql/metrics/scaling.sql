@@ -155,24 +155,18 @@ one_device AS (
     SELECT rank_key AS grp FROM gpu_ops WHERE run_id IN (SELECT run_id FROM chosen)
     GROUP BY rank_key HAVING count(DISTINCT device_id) = 1
 ),
-idle_pieces AS MATERIALIZED (
-    -- the idle stretches of each rank's timeline. A rank with one device: before each op that
-    -- starts after the device's earlier ops ended (gpu_ops.device_prev_end_ns; no sort of the
-    -- millions of ops); with several: between consecutive pieces of flat (disjoint, and covering
-    -- its busy time)
-    SELECT grp, start_ns, end_ns
+rank_gaps AS MATERIALIZED (
+    -- the idle gaps of each rank's timeline long enough to ask the host about. A rank with one
+    -- device: before each op that starts after the device's earlier ops ended
+    -- (gpu_ops.device_prev_end_ns; no sort of the millions of ops); with several: between
+    -- consecutive pieces of flat (disjoint, and covering its busy time)
+    SELECT row_number() OVER (ORDER BY grp, start_ns) AS gap_id, grp, start_ns, end_ns
     FROM (SELECT rank_key AS grp, device_prev_end_ns AS start_ns, start_ns AS end_ns
           FROM gpu_ops
           WHERE run_id IN (SELECT run_id FROM chosen) AND rank_key IN (SELECT grp FROM one_device)
           UNION ALL
           SELECT grp, lag(end_ns) OVER (PARTITION BY grp ORDER BY start_ns), start_ns
           FROM flat WHERE grp NOT IN (SELECT grp FROM one_device))
-    WHERE end_ns > start_ns
-),
-rank_gaps AS MATERIALIZED (
-    -- the idle gaps long enough to ask the host about
-    SELECT row_number() OVER (ORDER BY grp, start_ns) AS gap_id, grp, start_ns, end_ns
-    FROM idle_pieces
     WHERE end_ns - start_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)
 ),
 -- the parts of communication (version 9) ---------------------------------------------------------
@@ -222,15 +216,22 @@ launch_spans AS (
     -- disjoint per rank: launches queued together overlap
     SELECT grp, start_ns, end_ns FROM intervals_union(launches)
 ),
+launch_window AS (
+    -- the launches inside the rank's GPU span
+    SELECT row_number() OVER (ORDER BY l.grp, l.start_ns) AS span_id, l.grp,
+           greatest(l.start_ns, s.start_ns) AS start_ns, least(l.end_ns, s.end_ns) AS end_ns
+    FROM launch_spans l JOIN spans s ON s.grp = l.grp
+    WHERE l.end_ns > s.start_ns AND l.start_ns < s.end_ns
+),
+launch_busy AS (
+    -- the GPU busy inside them (busy_pieces: a binned equi-join, no sort of the ops)
+    SELECT span_id, sum(end_ns - start_ns) AS ns FROM busy_pieces(launch_window, ops)
+    GROUP BY span_id
+),
 launch_idle AS (
-    -- idle time inside the launches: both sides disjoint per rank, so the overlaps of the pairs
-    -- add up to the intersection (a binned equi-join: the few launches meet the many gaps)
-    SELECT i.grp, sum(least(i.end_ns, l.end_ns) - greatest(i.start_ns, l.start_ns)) AS ns
-    FROM time_bins(launch_spans) l
-    JOIN time_bins(idle_pieces) i ON i.grp = l.grp AND i.bin = l.bin
-    WHERE i.start_ns < l.end_ns AND i.end_ns > l.start_ns
-      AND bin_of(greatest(i.start_ns, l.start_ns)) = l.bin
-    GROUP BY i.grp
+    SELECT w.grp, sum(w.end_ns - w.start_ns - coalesce(b.ns, 0)) AS ns
+    FROM launch_window w LEFT JOIN launch_busy b ON b.span_id = w.span_id
+    GROUP BY w.grp
 ),
 touched AS MATERIALIZED (
     -- the long gaps a launch overlaps: only these are asked again, without the launches
