@@ -32,9 +32,12 @@ SAMPLE_DRAWN = {
     "iteration_time_fsdp_4ranks_kineto", "phases_ddp_4ranks", "phases_fsdp_4ranks_kineto",
     "roofline_fsdp_4ranks_kineto", "tflops_runs", "host_ddp_4ranks", "host_fsdp_4ranks_kineto",
     "critpath_ddp_4ranks", "critpath_fsdp_4ranks_kineto",
+    "links_fsdp_4ranks_kineto", "comm_parts_ddp_4ranks", "comm_parts_fsdp_4ranks_kineto",
+    "lateness_ddp_4ranks", "lateness_fsdp_4ranks_kineto",
 }
 # the nsys sample has no message sizes; nothing samples memory beside either run
-SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "memory_ddp_4ranks": "no samples",
+SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "links_ddp_4ranks": "full_bytes is NULL",
+                   "memory_ddp_4ranks": "no samples",
                    "memory_fsdp_4ranks_kineto": "no samples",
                    **{f"memory_{figure}_{run}": reason for run in ("ddp_4ranks", "fsdp_4ranks_kineto")
                       for figure, reason in (("timeline", "no allocator events"),
@@ -47,7 +50,9 @@ FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "sca
                  "memory": "memory_by_phase", "memory_timeline": "memory_timeline",
                  "memory_free": "memory_by_phase", "traffic": "traffic_distribution",
                  "roofline": "roofline", "tflops_runs": "scaling", "host": "host_breakdown",
-                 "critpath": "critical_path"}
+                 "critpath": "critical_path",
+                 "links": "link_efficiency", "comm_parts": "comm_breakdown",
+                 "lateness": "straggler_cause"}
 
 
 def cli(*args: str):

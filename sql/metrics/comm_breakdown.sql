@@ -1,9 +1,9 @@
 -- metric: comm_breakdown
--- version: 1
+-- version: 2
 -- summary: Communication time split into waiting for the last rank, the transfer and the launch, per process group, collective and rank, with the exposed part of each and its share of the step
 -- unit: ns
 -- grain: run_id, process_group, collective, rank, op_key
--- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_op (bool, default false), parallelism (bool, default false)
+-- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_op (bool, default false), per_group (bool, default false), parallelism (bool, default false)
 -- see: HTA straggler analysis (wait); vllm-project/vllm#52777 (wait vs transfer per group)
 -- uses: collective_parts, cuda_api, gpu_ops, gpu_syncs, iterations, parallel_groups, scope
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (binned equi-join of compute kernels to the parts, merge of the overlapping ones only)
@@ -35,7 +35,9 @@
 -- is NULL.
 -- Default: one row per run, process group, collective and rank, summed over its collectives
 -- (collectives; blocking counts the blocking ones; op_key and iteration NULL). per_op = true: one
--- row per collective and rank (collectives 1, blocking TRUE / FALSE).
+-- row per collective and rank (collectives 1, blocking TRUE / FALSE). per_group = true (version 2,
+-- the report's bars): one row per run and process group, summed over its collectives and ranks
+-- (collective and rank NULL; step_ns: each rank's launching steps once).
 -- rank / collective / iteration_from / iteration_to keep rows (iterations: of the launching step);
 -- waits are always measured against every rank of the collective.
 WITH arrivals AS MATERIALIZED (
@@ -124,18 +126,24 @@ rows AS (
     FROM per_op
     WHERE coalesce(CAST(getvariable('per_op') AS BOOLEAN), false)
     UNION ALL
-    SELECT run_id, process_group, collective, rank, NULL, NULL,
+    -- summed per group, collective and rank; per_group: per group (collective and rank NULL)
+    SELECT run_id, process_group, kind, who, NULL, NULL,
            count(*), sum(duration_ns), sum(launch_ns), sum(wait_ns), sum(transfer_ns),
            sum(launch_exposed_ns), sum(wait_exposed_ns), sum(transfer_exposed_ns),
            count(*) FILTER (WHERE ends_early),
            count(*) FILTER (WHERE blocking) + CASE WHEN bool_and(blocking IS NULL) THEN NULL ELSE 0 END,
-           sum(step_ns)  -- each step once: the steps that launched this group's collectives
+           sum(step_ns)  -- each step of each rank once: the steps that launched the collectives
                FILTER (WHERE NOT repeated_step)
-    FROM (SELECT *, row_number() OVER (PARTITION BY run_id, process_group, collective, rank, iteration
+    FROM (SELECT *, row_number() OVER (PARTITION BY run_id, process_group, kind, rank, iteration
                                        ORDER BY op_key) > 1 AS repeated_step
-          FROM per_op)
+          FROM (SELECT *,
+                       CASE WHEN NOT coalesce(CAST(getvariable('per_group') AS BOOLEAN), false)
+                            THEN collective END AS kind,
+                       CASE WHEN NOT coalesce(CAST(getvariable('per_group') AS BOOLEAN), false)
+                            THEN rank END AS who
+                FROM per_op))
     WHERE NOT coalesce(CAST(getvariable('per_op') AS BOOLEAN), false)
-    GROUP BY run_id, process_group, collective, rank
+    GROUP BY run_id, process_group, kind, who
 )
 SELECT
     r.run_id,

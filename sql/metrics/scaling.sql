@@ -1,12 +1,13 @@
 -- metric: scaling
--- version: 8
+-- version: 9
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
 -- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time, idle_gaps
--- uses: clock_offsets, gap_causes, gpu_ops, intervals, nccl_ops, ranks, run_cards, run_config, series, training_steps
--- complexity: O(n log n) in GPU ops and NCCL ops (intervals_flatten and intervals_intersect sweeps)
+-- uses: clock_offsets, collective_parts, gap_causes, host_activity, gpu_ops, intervals, nccl_ops, ranks, run_cards, run_config, series, training_steps
+-- complexity: O(n log n) in GPU ops and NCCL ops (intervals_flatten and intervals_intersect sweeps; the
+--   exposed communication meets the collectives' parts by a binned equi-join)
 -- show: run_id, world_size, step_ns, compute_pct, exposed_comm_pct, idle_pct, bottleneck, sentence
 --
 -- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
@@ -38,6 +39,36 @@
 -- ordered by the one field they differ in ("tp=2"). Runs are never mixed silently: differs_in
 -- names the configuration fields (run_config) whose values differ among the runs compared, and
 -- when that is more than one field the sentence says the runs are not one series.
+-- Where the efficiency goes (version 9). Each run's summed GPU time W is cut into disjoint parts
+-- (shares of W, summing to 100):
+--   compute_pct                                  as above (the efficiency)
+--   wait_pct, transfer_pct                       exposed communication (no compute kernel running)
+--                                                while a collective matched across ranks
+--                                                (collective_arrivals, as comm_breakdown) waits for
+--                                                its last rank, or after that arrival; where two
+--                                                collectives overlap, transfer wins over wait, then
+--                                                the first process group by name
+--   comm_other_pct                               the rest of exposed communication (sends and
+--                                                receives, unmatched kernels; past 31 process
+--                                                groups the later ones)
+--   exposed_mem_pct, exposed_other_pct           as above
+--   launch_pct                                   idle GPU time while a collective's launching call
+--                                                had started and its kernel had not
+--   idle_data_pct, idle_sync_pct, idle_os_pct,   the rest of the idle time by the host's cause
+--   idle_launching_pct, idle_unexplained_pct     (host_in_gaps over the idle gaps >= cause_min_ns,
+--                                                launches cut out; shorter gaps and host time none
+--                                                of these covers: unexplained)
+-- so idle_pct = launch_pct + idle_*_pct and exposed_comm_pct = wait_pct + transfer_pct +
+-- comm_other_pct. The loss of each run against the smallest (baseline) run, in points of GPU
+-- time (NULL on the baseline):
+--   loss_pct = baseline compute_pct - compute_pct
+--            = loss_wait_pct + loss_transfer_pct + loss_comm_other_pct + loss_mem_pct
+--              + loss_other_pct + loss_launch_pct + loss_idle_data_pct + loss_idle_sync_pct
+--              + loss_idle_os_pct + loss_idle_launching_pct + loss_idle_unexplained_pct
+-- exactly (each loss_*_pct = the part's share here - its share in the baseline), and
+-- loss_per_node_pct = loss_pct / (nodes - baseline nodes) (NULL without hosts or added nodes).
+-- loss_by_group splits loss_wait_pct and loss_transfer_pct by process group (a group missing
+-- from one run has share 0 there): 'wait 0 +1.2, transfer 0 +12.3, transfer 1 -0.1'.
 WITH chosen AS (
     SELECT run_id FROM (SELECT run_id FROM run_cards UNION SELECT run_id FROM ranks)
     WHERE (getvariable('runs') IS NULL
@@ -138,11 +169,99 @@ rank_gaps AS MATERIALIZED (
           FROM flat WHERE grp NOT IN (SELECT grp FROM one_device))
     WHERE end_ns - start_ns >= coalesce(CAST(getvariable('cause_min_ns') AS BIGINT), 30000)
 ),
+-- the parts of communication (version 9) ---------------------------------------------------------
+arrivals AS MATERIALIZED (
+    -- each matched collective on each rank; the last arrival kept inside the kernel so that
+    -- wait and transfer cover it exactly
+    SELECT rank_key AS grp, process_group, call_ns, start_ns, end_ns,
+           least(greatest(last_arrival_ns, start_ns), end_ns) AS arrived_ns
+    FROM collective_arrivals()
+    WHERE run_id IN (SELECT run_id FROM chosen) AND end_ns > start_ns
+),
+part_layers AS (
+    -- one flatten layer per (part, process group): 0.. transfers, then waits (bits 0..61)
+    SELECT part, process_group, layer
+    FROM (SELECT p.part, g.process_group,
+                 row_number() OVER (ORDER BY p.part DESC, g.process_group) - 1 AS layer
+          FROM (SELECT DISTINCT process_group FROM arrivals) g
+          CROSS JOIN (VALUES ('transfer'), ('wait')) p(part))
+    WHERE layer <= 61
+),
+comm_parts AS (
+    SELECT a.grp, a.start_ns, a.arrived_ns AS end_ns, l.layer
+    FROM arrivals a LEFT JOIN part_layers l ON l.part = 'wait' AND l.process_group = a.process_group
+    UNION ALL
+    SELECT a.grp, a.arrived_ns, a.end_ns, l.layer
+    FROM arrivals a LEFT JOIN part_layers l ON l.part = 'transfer' AND l.process_group = a.process_group
+),
+labelled AS (
+    SELECT grp, start_ns, end_ns, layer FROM intervals_flatten(comm_parts)
+    WHERE end_ns > start_ns AND layer IS NOT NULL
+),
+exposed_parts AS (
+    -- each labelled piece's time inside exposed communication: both sets are disjoint per rank,
+    -- so the overlaps of the pairs add up to the intersection (a binned equi-join)
+    SELECT l.grp, l.layer,
+           sum(least(l.end_ns, e.end_ns) - greatest(l.start_ns, e.start_ns)) AS ns
+    FROM time_bins(labelled) l
+    JOIN time_bins(exposed) e ON e.grp = l.grp AND e.bin = l.bin
+    WHERE l.start_ns < e.end_ns AND l.end_ns > e.start_ns
+      AND bin_of(greatest(l.start_ns, e.start_ns)) = l.bin
+    GROUP BY l.grp, l.layer
+),
+launches AS (
+    SELECT grp, call_ns AS start_ns, start_ns AS end_ns FROM arrivals WHERE call_ns < start_ns
+),
+launch_spans AS (
+    -- disjoint per rank: launches queued together overlap
+    SELECT grp, start_ns, end_ns FROM intervals_union(launches)
+),
+launch_window AS (
+    -- the launches inside the rank's GPU span
+    SELECT row_number() OVER (ORDER BY l.grp, l.start_ns) AS span_id, l.grp,
+           greatest(l.start_ns, s.start_ns) AS start_ns, least(l.end_ns, s.end_ns) AS end_ns
+    FROM launch_spans l JOIN spans s ON s.grp = l.grp
+    WHERE l.end_ns > s.start_ns AND l.start_ns < s.end_ns
+),
+launch_busy AS (
+    -- the GPU busy inside them (busy_pieces: a binned equi-join, no sort of the ops)
+    SELECT span_id, sum(end_ns - start_ns) AS ns FROM busy_pieces(launch_window, ops)
+    GROUP BY span_id
+),
+launch_idle AS (
+    SELECT w.grp, sum(w.end_ns - w.start_ns - coalesce(b.ns, 0)) AS ns
+    FROM launch_window w LEFT JOIN launch_busy b ON b.span_id = w.span_id
+    GROUP BY w.grp
+),
+touched AS MATERIALIZED (
+    -- the long gaps a launch overlaps: only these are asked again, without the launches
+    SELECT DISTINCT g.gap_id, g.grp, g.start_ns, g.end_ns
+    FROM time_bins(launch_spans) l
+    JOIN time_bins(rank_gaps) g ON g.grp = l.grp AND g.bin = l.bin
+    WHERE g.start_ns < l.end_ns AND g.end_ns > l.start_ns
+),
+touched_spans AS (
+    SELECT grp, start_ns, end_ns FROM touched
+),
+cause_gaps AS MATERIALIZED (
+    -- the touched gaps without the launches, numbered after rank_gaps: the host is asked once
+    SELECT (SELECT count(*) FROM rank_gaps) + row_number() OVER (ORDER BY grp, start_ns) AS gap_id,
+           grp, start_ns, end_ns
+    FROM intervals_difference(touched_spans, launch_spans)
+),
+asked_gaps AS (
+    SELECT gap_id, grp, start_ns, end_ns FROM rank_gaps
+    UNION ALL
+    SELECT gap_id, grp, start_ns, end_ns FROM cause_gaps
+),
+host_in_asked AS MATERIALIZED (
+    SELECT * FROM host_in_gaps(asked_gaps, getvariable('data_pattern'))
+),
 host_per_run AS (
     SELECT k.run_id,
            sum(h.data_loading_ns) AS data_ns, sum(h.sync_wait_ns) AS sync_ns,
            sum(h.os_call_ns) AS os_ns, sum(h.launching_ns) AS launch_ns
-    FROM host_in_gaps(rank_gaps, getvariable('data_pattern')) h
+    FROM host_in_asked h
     JOIN rank_gaps g ON g.gap_id = h.gap_id
     JOIN keys k ON k.grp = g.grp
     GROUP BY k.run_id
@@ -175,6 +294,52 @@ per_run_kind AS (
     JOIN keys k ON k.grp = e.grp
     JOIN collectives c ON c.kind_id = e.kind_id
     GROUP BY k.run_id, c.collective
+),
+part_ns AS (
+    -- exposed wait / transfer per run and process group
+    SELECT k.run_id, l.part, l.process_group, sum(e.ns) AS ns
+    FROM exposed_parts e
+    JOIN part_layers l ON l.layer = e.layer
+    JOIN keys k ON k.grp = e.grp
+    GROUP BY ALL
+),
+cause_per_run AS (
+    SELECT k.run_id,
+           coalesce(sum(h.data_loading_ns), 0) AS data_ns, coalesce(sum(h.sync_wait_ns), 0) AS sync_ns,
+           coalesce(sum(h.os_call_ns), 0) AS os_ns, coalesce(sum(h.launching_ns), 0) AS launching_ns
+    FROM host_in_asked h
+    JOIN (SELECT gap_id, grp FROM rank_gaps WHERE gap_id NOT IN (SELECT gap_id FROM touched)
+          UNION ALL
+          SELECT gap_id, grp FROM cause_gaps) g ON g.gap_id = h.gap_id
+    JOIN keys k ON k.grp = g.grp
+    GROUP BY k.run_id
+),
+shares AS (
+    -- every part of a run's GPU time as a share of it; the parts sum to 100
+    SELECT p.run_id, p.compute_ns * 100.0 / p.window_ns AS compute_pct,
+           coalesce(w.ns, 0) * 100.0 / p.window_ns AS wait_pct,
+           coalesce(t.ns, 0) * 100.0 / p.window_ns AS transfer_pct,
+           (p.exposed_comm_ns - coalesce(w.ns, 0) - coalesce(t.ns, 0)) * 100.0 / p.window_ns
+               AS comm_other_pct,
+           p.exposed_mem_ns * 100.0 / p.window_ns AS mem_pct,
+           p.exposed_other_ns * 100.0 / p.window_ns AS other_pct,
+           coalesce(li.ns, 0) * 100.0 / p.window_ns AS launch_pct,
+           coalesce(c.data_ns, 0) * 100.0 / p.window_ns AS idle_data_pct,
+           coalesce(c.sync_ns, 0) * 100.0 / p.window_ns AS idle_sync_pct,
+           coalesce(c.os_ns, 0) * 100.0 / p.window_ns AS idle_os_pct,
+           coalesce(c.launching_ns, 0) * 100.0 / p.window_ns AS idle_launching_pct,
+           (p.idle_ns - coalesce(li.ns, 0) - coalesce(c.data_ns, 0) - coalesce(c.sync_ns, 0)
+            - coalesce(c.os_ns, 0) - coalesce(c.launching_ns, 0)) * 100.0 / p.window_ns
+               AS idle_unexplained_pct
+    FROM per_run p
+    LEFT JOIN (SELECT run_id, sum(ns) AS ns FROM part_ns WHERE part = 'wait' GROUP BY run_id) w
+           ON w.run_id = p.run_id
+    LEFT JOIN (SELECT run_id, sum(ns) AS ns FROM part_ns WHERE part = 'transfer' GROUP BY run_id) t
+           ON t.run_id = p.run_id
+    LEFT JOIN (SELECT k.run_id, sum(l.ns) AS ns FROM launch_idle l JOIN keys k ON k.grp = l.grp
+               GROUP BY k.run_id) li ON li.run_id = p.run_id
+    LEFT JOIN cause_per_run c ON c.run_id = p.run_id
+    WHERE p.window_ns > 0
 ),
 candidates AS (
     -- every non-compute part of a run, as a share of its GPU time
@@ -248,6 +413,29 @@ described AS (
 baseline AS (
     SELECT run_id AS baseline_run, label AS baseline_label FROM described WHERE size_order = 1
 ),
+group_loss AS (
+    -- each process group's wait and transfer share here minus in the baseline (0 where absent)
+    SELECT d.run_id, x.part, x.process_group,
+           coalesce(max(g.ns) FILTER (WHERE g.run_id = d.run_id), 0) * 100.0 / max(p.window_ns)
+             - coalesce(max(g.ns) FILTER (WHERE g.run_id = bl.baseline_run), 0) * 100.0
+               / max(pb.window_ns) AS loss_pct
+    FROM described d
+    CROSS JOIN baseline bl
+    JOIN per_run p ON p.run_id = d.run_id
+    JOIN per_run pb ON pb.run_id = bl.baseline_run
+    JOIN (SELECT DISTINCT part, process_group FROM part_ns) x ON true
+    LEFT JOIN part_ns g ON g.part = x.part AND g.process_group = x.process_group
+                       AND g.run_id IN (d.run_id, bl.baseline_run)
+    WHERE d.run_id <> bl.baseline_run AND p.window_ns > 0 AND pb.window_ns > 0
+    GROUP BY d.run_id, x.part, x.process_group
+),
+group_text AS (
+    SELECT run_id,
+           string_agg(part || ' ' || process_group || ' ' || printf('%+.1f', loss_pct), ', '
+                      ORDER BY part DESC, process_group) AS loss_by_group
+    FROM group_loss
+    GROUP BY run_id
+),
 joined AS (
     SELECT d.run_id, d.world_size, d.nodes, d.label, d.size_order, t.step_ns, p.window_ns,
            p.compute_ns, p.exposed_comm_ns, p.exposed_mem_ns, p.exposed_other_ns, p.idle_ns,
@@ -258,7 +446,26 @@ joined AS (
                                WHERE c.run_id = bl.baseline_run AND c.part = b.part), 0) END
                AS baseline_pct,
            kt.exposed_by_collective, dif.fields AS differs_in, dif.n AS fields_differing,
-           ic.cause AS idle_cause, ic.ns * 100.0 / p.idle_ns AS idle_cause_pct
+           ic.cause AS idle_cause, ic.ns * 100.0 / p.idle_ns AS idle_cause_pct,
+           sh.wait_pct, sh.transfer_pct, sh.comm_other_pct, sh.launch_pct, sh.idle_data_pct,
+           sh.idle_sync_pct, sh.idle_os_pct, sh.idle_launching_pct, sh.idle_unexplained_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sb.compute_pct - sh.compute_pct END AS loss_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.wait_pct - sb.wait_pct END AS loss_wait_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.transfer_pct - sb.transfer_pct END AS loss_transfer_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.comm_other_pct - sb.comm_other_pct END AS loss_comm_other_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.mem_pct - sb.mem_pct END AS loss_mem_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.other_pct - sb.other_pct END AS loss_other_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.launch_pct - sb.launch_pct END AS loss_launch_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.idle_data_pct - sb.idle_data_pct END AS loss_idle_data_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.idle_sync_pct - sb.idle_sync_pct END AS loss_idle_sync_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.idle_os_pct - sb.idle_os_pct END AS loss_idle_os_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.idle_launching_pct - sb.idle_launching_pct END
+               AS loss_idle_launching_pct,
+           CASE WHEN bl.baseline_run <> d.run_id THEN sh.idle_unexplained_pct - sb.idle_unexplained_pct END
+               AS loss_idle_unexplained_pct,
+           CASE WHEN bl.baseline_run <> d.run_id AND d.nodes > bd.nodes
+                THEN (sb.compute_pct - sh.compute_pct) / (d.nodes - bd.nodes) END AS loss_per_node_pct,
+           gt.loss_by_group
     FROM described d
     CROSS JOIN baseline bl
     CROSS JOIN differing dif
@@ -267,6 +474,10 @@ joined AS (
     LEFT JOIN step_time t ON t.run_id = d.run_id
     LEFT JOIN kind_text kt ON kt.run_id = d.run_id
     LEFT JOIN idle_cause ic ON ic.run_id = d.run_id
+    LEFT JOIN described bd ON bd.run_id = bl.baseline_run
+    LEFT JOIN shares sh ON sh.run_id = d.run_id
+    LEFT JOIN shares sb ON sb.run_id = bl.baseline_run
+    LEFT JOIN group_text gt ON gt.run_id = d.run_id
 )
 SELECT
     run_id,
@@ -307,6 +518,16 @@ SELECT
                      ELSE '' END
     END || CASE WHEN fields_differing > 1
                 THEN ' (not one series: the runs differ in ' || differs_in || ')' ELSE '' END
-        AS sentence
+        AS sentence,
+    -- where the GPU time goes and what each part costs against the baseline (version 9: the
+    -- header's identities; points of GPU time)
+    wait_pct, transfer_pct, comm_other_pct, launch_pct, idle_data_pct, idle_sync_pct,
+    idle_os_pct, idle_launching_pct, idle_unexplained_pct,
+    loss_pct,                                     -- baseline compute_pct - compute_pct
+    loss_wait_pct, loss_transfer_pct, loss_comm_other_pct, loss_mem_pct, loss_other_pct,
+    loss_launch_pct, loss_idle_data_pct, loss_idle_sync_pct, loss_idle_os_pct,
+    loss_idle_launching_pct, loss_idle_unexplained_pct,
+    loss_per_node_pct,                            -- loss_pct / added nodes
+    loss_by_group                                 -- 'wait 0 +1.2, transfer 0 +12.3'
 FROM joined
 ORDER BY size_order;

@@ -1,9 +1,9 @@
 -- metric: straggler_cause
--- version: 1
+-- version: 2
 -- summary: Per collective, the rank that arrived last, by how much, and what it did instead (data loading, sync waits, OS calls, launch gaps, GPU work) beside the median rank; per rank, how often it was last and whether the culprit is the same every step
 -- unit: ns
 -- grain: run_id, op_key, rank
--- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_rank (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
+-- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_rank (bool, default false), per_step (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: straggler, straggler_ops, idle_gaps, host_breakdown; msprof-analyze slow-rank analysis; traceml#374
 -- uses: collective_parts, gap_causes, gpu_ops, host_activity, iterations, scope
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (a scan for the idle stretches: gpu_ops.device_prev_end_ns); host events as idle_gaps (binned equi-joins)
@@ -40,6 +40,9 @@
 -- main_cause (its most frequent cause), steps_culprit (steps in which it was late the longest
 -- in total); steps (with a late rank) and culprit_stable (one rank was the culprit of every
 -- step, at least two) are the run's, on each of its rows.
+-- per_step = true (version 2, the report's heatmap): one row per run, step (iteration) and rank
+-- that arrived last at a collective the step launched: times_last, late_ns summed over those
+-- collectives, cause the term that adds the most summed over them.
 -- collective / iteration_from / iteration_to keep collectives (iterations: the launching step).
 WITH arrivals AS MATERIALIZED (
     SELECT *,
@@ -161,6 +164,21 @@ described AS (
                || coalesce(': ' || x.parts, '') AS why
     FROM per_op p LEFT JOIN explained x ON x.run_id = p.run_id AND x.op_key = p.op_key
 ),
+-- per step and rank ----------------------------------------------------------------------------
+step_late AS (
+    SELECT run_id, iteration, rank, count(*) AS times_last, sum(late_ns) AS late_ns
+    FROM described WHERE iteration IS NOT NULL
+    GROUP BY run_id, iteration, rank
+),
+step_cause AS (
+    SELECT run_id, iteration, rank,
+           arg_max(cause, (extra_ns, -listed)) FILTER (WHERE extra_ns > 0) AS cause
+    FROM (SELECT p.run_id, p.iteration, p.rank, e.cause, e.listed, sum(e.extra_ns) AS extra_ns
+          FROM extras e JOIN per_op p ON p.run_id = e.run_id AND p.op_key = e.op_key
+          WHERE p.iteration IS NOT NULL
+          GROUP BY p.run_id, p.iteration, p.rank, e.cause, e.listed)
+    GROUP BY run_id, iteration, rank
+),
 -- per run and rank ----------------------------------------------------------------------------
 step_culprits AS (
     -- per step, the rank late the longest in total (ties: the lowest rank)
@@ -228,6 +246,7 @@ answer AS (
         NULL::BOOLEAN AS culprit_stable
     FROM described
     WHERE NOT coalesce(CAST(getvariable('per_rank') AS BOOLEAN), false)
+      AND NOT coalesce(CAST(getvariable('per_step') AS BOOLEAN), false)
     UNION ALL
     SELECT
         p.run_id, NULL, NULL, NULL, NULL, NULL, p.rank, NULL, CAST(p.late_ns AS BIGINT),
@@ -242,6 +261,16 @@ answer AS (
     FROM per_rank p
     LEFT JOIN run_steps s ON s.run_id = p.run_id
     WHERE coalesce(CAST(getvariable('per_rank') AS BOOLEAN), false)
+      AND NOT coalesce(CAST(getvariable('per_step') AS BOOLEAN), false)
+    UNION ALL
+    SELECT
+        l.run_id, NULL, NULL, NULL, l.iteration, NULL, l.rank, NULL, CAST(l.late_ns AS BIGINT),
+        c.cause,                    -- per_step: the term adding the most over its collectives
+        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        NULL, l.times_last, NULL, NULL, NULL, NULL, NULL
+    FROM step_late l
+    LEFT JOIN step_cause c ON c.run_id = l.run_id AND c.iteration = l.iteration AND c.rank = l.rank
+    WHERE coalesce(CAST(getvariable('per_step') AS BOOLEAN), false)
 )
 SELECT * FROM answer
 ORDER BY run_id, iteration, op_key, rank;

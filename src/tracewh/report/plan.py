@@ -6,7 +6,9 @@ from typing import Callable
 
 from ..warehouse import query_arrow
 from .draw import _slug
-from .figures_comm import fig_bandwidth, fig_straggler, table_traffic
+from .figures_comm import (
+    fig_bandwidth, fig_comm_parts, fig_lateness, fig_links, fig_straggler, table_traffic,
+)
 from .figures_critpath import fig_critical_path
 from .figures_diff import DIFF_SECTION, fig_diff, table_diff
 from .figures_hardware import fig_roofline, fig_tflops_runs
@@ -50,7 +52,11 @@ def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, 
                   lambda ctx, item, r=r: fig_bandwidth(ctx, item, r)),
                  ("4. Collective bandwidth", f"traffic_{slugs[r]}", f"Collective traffic: {r}",
                   r, lambda ctx, item, r=r: table_traffic(ctx, item, r))]
+    plan += per_run("4. Collective bandwidth", "links", "Links against their peaks", fig_links)
+    plan += per_run("4. Collective bandwidth", "comm_parts", "Communication per process group",
+                    fig_comm_parts)
     plan += per_run("5. Stragglers", "straggler", "Straggler heatmap", fig_straggler)
+    plan += per_run("5. Stragglers", "lateness", "Lateness per rank and step", fig_lateness)
     plan += per_run("6. Iteration time", "iteration_time", "Iteration time per step",
                     fig_iteration_time)
     plan += per_run("6. Iteration time", "critpath", "Critical path per step", fig_critical_path)
