@@ -69,14 +69,8 @@ def test_the_names_are_stored_and_gpu_op_name_is_text(warehouse):
         con.close()
 
 
-SUMMARY_TOO_BIG = pytest.mark.xfail(strict=True, reason=(
-    "summary reads every row of gpu_kernel_summary into Python (500 k per rank) to sum the top "
-    "kernels over ranks: Out of Memory at 512MB; sql/summary/top_kernels.sql should get them "
-    "from the warehouse"))
-
-
 @pytest.mark.parametrize("command", [
-    ["runs"], pytest.param(["summary"], marks=SUMMARY_TOO_BIG),
+    ["runs"], ["summary"],
     *(["query", name] for name in (sorted(m.name for m in list_metrics()) if ALL else FAST))])
 def test_each_command_stays_under_the_limit(warehouse, command):
     args = [*command, "--db", str(warehouse), "--memory-limit", f"{LIMIT_MB}MB"]

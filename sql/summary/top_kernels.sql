@@ -1,6 +1,7 @@
 -- The kernels that take the most GPU time across a run's ranks, from gpu_kernel_summary's rows
--- (the metric's result is registered as `kernel_summary`): time summed over ranks, share of
--- the run's kernel time. Read by `tracewh summary`.
+-- (named `kernel_summary`: `tracewh summary` puts the metric's query before this one as a CTE,
+-- so the sum over ranks and the top 5 are DuckDB's, under its memory limit, even for millions
+-- of kernel names): time summed over ranks, share of the run's kernel time.
 SELECT short_name,
        any_value(kind) AS kind,
        sum(total_ns) AS total_ns,

@@ -16,7 +16,8 @@ query per run and rank recomputed the view over the whole warehouse each time: 4
 489 s). Its rows go to one Parquet writer per run, in row groups that each hold one rank, so a
 reader filtering on rank skips the others' by the row groups' statistics (a folder per rank
 made a 1,024-rank run 11,000 files). Rows wait in memory per (run, rank) only up to a budget,
-and nothing is sorted, so memory stays bounded whatever the size of a run.
+taken from DuckDB's limit, and nothing is sorted, so memory stays bounded whatever the size of
+a run.
 """
 
 from __future__ import annotations
@@ -39,16 +40,19 @@ from .folderlock import hold_folder
 from .mistakes import check_runs
 from .resources import sql_dir
 from .store import rank_partitioned
-from .warehouse import first_row, set_memory_limit, views_checksum
+from .warehouse import first_row, memory_limit_bytes, set_memory_limit, views_checksum
 
 MANIFEST = "manifest.json"
 LAYOUT = 2  # 2: a file per view and run, a row group per rank (1: a folder per rank)
 PART = "part_0.parquet"
 STAGING = ".staging"  # where runs are written before they are renamed into the lake
 _EMPTY_RUN = "__empty__"  # holds a zero-row file so that a view with no rows still has a schema
-BATCH_ROWS = 122_880  # rows DuckDB hands over at a time
+# What the Arrow side holds is taken from DuckDB's limit, so that the export stays within the
+# limit plus the interpreter's own (gpu_op_launches of the 8 M-op bench at 1GB: 1,529 MiB with
+# 122,880-row batches, 64 MB waiting and DuckDB at the whole limit; 1,152 MiB so).
+BATCH_ROWS = 16_384  # rows DuckDB hands over at a time: fewer in flight (1,323 MiB with only this)
 GROUP_ROWS = 1_048_576  # most rows in a row group
-PENDING_BYTES = 64 << 20  # most bytes of rows waiting for their row group, over every writer
+ARROW_SHARE = 128 << 20  # the most taken from DuckDB's limit for Arrow's side (an eighth below 1GB)
 
 
 @dataclass
@@ -111,7 +115,7 @@ def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | Non
 def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | None,
                  force: bool) -> ExportReport:
     started = time.perf_counter()
-    set_memory_limit(con, os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB"))
+    pending_bytes = _leave_room_for_arrow(con, os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB"))
     known = _read_manifest(out).get("runs", {})
     fingerprints = run_fingerprints(con)
     wanted = set(runs) if runs else set(fingerprints)
@@ -141,7 +145,7 @@ def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | No
         remove_tree(staging)
         every_run = changing == set(fingerprints)
         written = {view: _write_view(con, staging, view, schemas[view], sorted(changing),
-                                     every_run) for view in views}
+                                     every_run, pending_bytes) for view in views}
         for run in sorted(changing):
             _remove_run(out, views, run)
             for view in views:
@@ -169,6 +173,18 @@ def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | No
     return report
 
 
+def _leave_room_for_arrow(con: duckdb.DuckDBPyConnection, limit: str) -> int:
+    """DuckDB's limit is `limit` less Arrow's share (ARROW_SHARE, an eighth of a smaller limit):
+    the rows DuckDB hands over wait in Arrow, outside its accounting, for their row group.
+    Returns the bytes that may wait: a quarter of the share (the rest: their copies while a row
+    group is cut and written, and the batches in flight)."""
+    set_memory_limit(con, limit)
+    whole = memory_limit_bytes(con)
+    share = min(ARROW_SHARE, whole // 8)
+    con.execute(f"SET memory_limit = '{whole - share}B'")
+    return share // 4
+
+
 def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict) -> None:
     manifest = {
         "tracewh_version": __version__,
@@ -193,9 +209,10 @@ def _fits_a_folder_name(run: str) -> bool:
 
 
 def _write_view(con: duckdb.DuckDBPyConnection, staging: Path, view: str, schema: list,
-                runs: list[str], every_run: bool) -> dict[str, int]:
+                runs: list[str], every_run: bool, pending_bytes: int) -> dict[str, int]:
     """Write `view`'s rows of `runs` under `staging`, one file per run, from one scan of the
-    view; returns the rows written per run."""
+    view, rows waiting for their row group up to `pending_bytes`; returns the rows written per
+    run."""
     if not runs:
         return {}
     import numpy as np
@@ -251,8 +268,8 @@ def _write_view(con: duckdb.DuckDBPyConnection, staging: Path, view: str, schema
                 waiting_bytes += part.nbytes
                 if sum(p.num_rows for p in pending[key]) >= GROUP_ROWS:
                     flush(key)
-            if waiting_bytes > PENDING_BYTES:
-                while waiting_bytes > PENDING_BYTES // 2:  # the biggest waiting ones go first
+            if waiting_bytes > pending_bytes:
+                while waiting_bytes > pending_bytes // 2:  # the biggest waiting ones go first
                     flush(max(pending, key=lambda k: sum(p.nbytes for p in pending[k])))
                 pa.default_memory_pool().release_unused()  # back to the system, not kept
         for key in sorted(pending):

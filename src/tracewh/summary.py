@@ -3,7 +3,7 @@ it), combined by the SQL of sql/summary/ where ranks are summed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .metrics import find_metric
 from .output import Units, duration
@@ -38,6 +38,17 @@ def _combined(script: str, **tables) -> dict | list[dict]:
     found = [dict(zip(relation.columns, row)) for row in relation.fetchall()]
     local.close()
     return found
+
+
+def _over_metric(session, script: str, name: str, table: str, **params) -> tuple[list[dict], str]:
+    """Rows of sql/summary/SCRIPT over metric NAME's result (named TABLE in the script), run in
+    the warehouse: a metric with a row per kernel name may hold millions, which DuckDB sums
+    under its memory limit where Python could not hold them. The rows, and 'name vN'."""
+    metric = find_metric(name)
+    combined = (f"WITH {table} AS MATERIALIZED (\n{metric.query}\n)\n"
+                + (sql_dir() / "summary" / script).read_text())
+    rows = session.query(replace(metric, body=combined), params).to_pylist()
+    return rows, f"{metric.name} v{metric.version}"
 
 
 def pct(value) -> str:
@@ -109,11 +120,11 @@ def summarize_run(session, run_id: str, context: dict) -> RunSummary:
     else:
         say(("Straggler", "no collective seen on two ranks or more", cite))
 
-    kernels, cite = _rows(session, "gpu_kernel_summary", run=run_id)
+    kernels, cite = _over_metric(session, "top_kernels.sql", "gpu_kernel_summary",
+                                 "kernel_summary", run=run_id)
     if kernels:
         summary.kernels = [(k["time_pct"], k["total_ns"], k["instances"], k["short_name"],
-                            k["kind"]) for k in _combined("top_kernels.sql",
-                                                          kernel_summary=kernels)]
+                            k["kind"]) for k in kernels]
         say(("Top kernels", "summed over ranks; share of the run's kernel time", cite))
     logged, cite = _rows(session, "log_phases", run=run_id)
     if logged:
