@@ -14,8 +14,8 @@ def fig_memory(ctx: _Context, item: Item, run: str):
         raise Skip(f"no samples ({exc})") from None
     rows = [r for r in rows if r["samples"] or r["value_at_start"] is not None]
     if not rows:
-        raise Skip("no samples: no series (tracewh ingest --series) covers this run's GPUs "
-                   "during its phases")
+        raise Skip("no samples: neither allocator events nor a series (tracewh ingest --series) "
+                   "cover this run's GPUs while a forward, backward or optimizer phase ran")
     measures = list(dict.fromkeys(r["measure"] for r in rows))
     measure = next((m for m in measures if "free" in m.lower()), measures[0])
     rank = min(r["rank"] for r in rows if r["measure"] == measure)
