@@ -116,6 +116,7 @@ class Run:
     batch_size: int | None = None
     seq_len: int | None = None
     metadata: dict | None = None
+    params: dict[str, str] = field(default_factory=dict)  # store.run_params, source 'card'
 
 
 def build(path, runs: list[Run]):
@@ -127,6 +128,9 @@ def build(path, runs: list[Run]):
                     "VALUES (?, ?, ?, ?, TIMESTAMP '2025-01-01')",
                     [run.run_id, run.batch_size, run.seq_len,
                      json.dumps(run.metadata) if run.metadata is not None else None])
+        for key, value in run.params.items():  # the card is read with the run's first file
+            con.execute("INSERT INTO store.run_params (run_id, file_id, key, value, source) "
+                        "VALUES (?, ?, ?, ?, 'card')", [run.run_id, file_id + 1, key, value])
         for rank in run.ranks:
             file_id += 1
             pid = 1000 + file_id

@@ -382,7 +382,7 @@ def test_report_gains_a_diff_section_when_asked_for_two_runs(pair, tmp_path):
     assert (figure.key, table.key) == ("diff", "diff_ops") and figure.files["svg"].exists()
     sentence = rows(con, "breakdown_diff", base="base", test="test")[0]["sentence"]
     assert figure.caption == sentence and GEMM_WGRAD.name in sentence
-    assert [u.describe() for u in figure.uses] == ["breakdown_diff v1 (base=base, test=test)"]
+    assert [u.describe() for u in figure.uses] == ["breakdown_diff v2 (base=base, test=test)"]
     top = rows(con, "run_diff", base="base", test="test")[:15]
     assert table.table_html.count("<tr>") == len(top) + 1
     assert table.table_html.index(GEMM_WGRAD.name[:63]) < table.table_html.index("flash_fwd")

@@ -95,7 +95,9 @@ S0 = Rank("solo", 0, "c", ops=[
     steps=[(1, -1, 50), (2, 50, 101), (3, 101, 150)])
 RUNS = [
     Run("job", [R0, R1], batch_size=8, seq_len=1024,
-        metadata={"Model-executor": {"model_plan_parallelization": {"pp": 2}}}),
+        # as ingest keeps a workload card: under workload_card, its pp in run_params
+        metadata={"workload_card": {"Model-executor": {"model_plan_parallelization": {"pp": 2}}}},
+        params={"pp": "2"}),
     Run("solo", [S0]),
 ]
 RANKS = {("job", 0): R0, ("job", 1): R1, ("solo", 0): S0}
@@ -983,7 +985,9 @@ def test_pipeline_bubble(con):
         assert (r["stages"], r["microbatches"], r["note"]) == (2, 4, None)   # pp from the card
         assert r["ideal_bubble_pct"] == pytest.approx(100 * 1 / 5)
     solo = rows(con, "pipeline_bubble", run="solo")
-    assert {r["note"] for r in solo} == {"ideal bubble unknown: pass stages and microbatches (no pp in the workload card)"}
+    assert {r["note"] for r in solo} == {
+        "no pipeline stages known (no pp given, in the workload card or seen in the trace): if this"
+        " is no pipeline run, bubble_pct is only GPU time without compute; else pass stages and microbatches"}
 
 
 def test_scaling_sentence(con):

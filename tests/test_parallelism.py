@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
-from tracewh.generate.parallel import JOBS, generate_parallel_job
+from tracewh.generate.nsys import JobSpec, generate_job
+from tracewh.generate.parallel import JOBS, generate_parallel_job, job
 from tracewh.metrics import find_metric, run_metric
 
 runner = CliRunner()
@@ -63,6 +64,44 @@ def test_generated_jobs_are_labelled(generated, kind):
     *sizes, sources = runs[0]
     assert tuple(sizes) == INFERRED[kind]
     assert set(sources.values()) == {"inferred"}
+    tp, dp, pp = ((size or 1) for size in sizes[:3])
+    assert tp * dp * pp <= job(kind).world_size
+
+
+def test_ring_exchange_between_replicas_is_no_pipeline(tmp_path):
+    """The nsys generator's 4-rank job reduces gradients over all 4 ranks in backward and swaps
+    a SendRecv with its ring neighbours in forward: dp 4, not dp 4 and pp 4 on 4 ranks; and
+    pipeline_bubble, with no pp anywhere, says its bubble is only GPU time without compute."""
+    generate_job(tmp_path / "ddp", JobSpec(world_size=4, iterations=3, layers=2))
+    db = tmp_path / "wh.duckdb"
+    assert runner.invoke(app, ["ingest", "-q", "--db", str(db), str(tmp_path / "ddp")]).exit_code == 0
+    con = tracewh.connect(db, read_only=True)
+    got = {r["collective"]: r for r in run_metric(con, find_metric("parallelism"), {}).to_pylist()}
+    sizes = con.execute("SELECT tp, dp, pp, world_size FROM runs").fetchall()
+    con.close()
+    assert got["AllReduce"]["pattern"] == "DDP / ZeRO-1"
+    assert got["Send"]["pattern"] == got["Recv"]["pattern"] == "unclassified"
+    assert "replicas, not pipeline stages" in got["Send"]["evidence"]
+    assert sizes == [(None, 4, None, 4)]
+    result = runner.invoke(app, ["query", "pipeline_bubble", "--db", str(db), "--format", "csv"])
+    assert result.exit_code == 0, result.stderr
+    notes = {line.rsplit(",", 1)[-1] for line in result.stdout.splitlines()[1:]}
+    assert len(notes) == 1 and "bubble_pct is only GPU time without compute" in notes.pop()
+
+
+def test_pipeline_bubble_reads_the_runs_pp(tmp_path):
+    """The generated 2-stage pipeline: stages from the inferred pp (2); --run-param pp=4 beats it;
+    the ideal bubble with 4 microbatches is (p-1)/(m+p-1)."""
+    generate_parallel_job(tmp_path / "pp", "pp")
+    for pp, stages in ((None, 2), ("4", 4)):
+        db = tmp_path / f"wh{pp}.duckdb"
+        extra = ["--run-param", f"pp={pp}"] if pp else []
+        assert runner.invoke(app, ["ingest", "-q", "--db", str(db), str(tmp_path / "pp"), *extra]).exit_code == 0
+        con = tracewh.connect(db, read_only=True)
+        got = run_metric(con, find_metric("pipeline_bubble"), {"microbatches": "4"}).to_pylist()
+        con.close()
+        assert got and {(r["stages"], r["note"]) for r in got} == {(stages, None)}
+        assert got[0]["ideal_bubble_pct"] == pytest.approx((stages - 1) * 100 / (4 + stages - 1))
 
 
 def test_what_users_say_beats_the_inference(generated, tmp_path):
@@ -101,3 +140,9 @@ def test_real_traces_say_what_they_see(shared_data, tmp_path):
         "DDP / ZeRO-1", 5, 26_255_360)
     assert got["nccl_parser_config", "Broadcast"]["pattern"] == "DDP / ZeRO-1"  # buffers
     assert got["nsys-ai", "Send"]["pattern"] == "pipeline parallel"
+    con = tracewh.connect(db, read_only=True)
+    sizes = con.execute("SELECT run_id, tp, dp, pp, world_size FROM runs ORDER BY run_id").fetchall()
+    con.close()
+    # tp x dp x pp within the ranks (expert parallelism is carved out of dp, as in Megatron)
+    assert [(run, tp, dp, pp) for run, tp, dp, pp, _ in sizes] == [
+        ("dlrm_kineto", None, 8, None), ("nccl_parser_config", None, 2, None), ("nsys-ai", None, None, 2)]

@@ -130,8 +130,24 @@ def test_sample_report_leaves_out_empty_figures_with_a_reason(sample_report):
         assert "left out" in items[key] and reason in items[key], items[key]
         assert not list(sample_report.glob(f"{key}.*"))
     page = (sample_report / "index.html").read_text()
-    assert page.count("Left out:") == len(SAMPLE_LEFT_OUT)  # also listed under Warnings
     assert "could not draw" not in page
+
+
+def test_sample_report_puts_the_findings_first(sample_report):
+    """Issue 38 item 8: the first thing on the page is a figure; the runs come after the
+    figures, their ranks and sources folded; what was left out is folded at the end."""
+    page = (sample_report / "index.html").read_text()
+    body = page[page.index("<main>"):]
+    first_figure = body.index("<img")
+    assert first_figure < body.index('id="runs"') < body.index('id="left-out"')
+    assert "<details><summary>Ranks (8)</summary>" in body  # folded, not open
+    assert "<details><summary>Sources (8)</summary>" in body
+    folded = body[body.index('id="left-out"'):]
+    assert folded.startswith('id="left-out"><h2>Left out</h2><details><summary>'
+                             f"{len(SAMPLE_LEFT_OUT)} figure(s) left out")
+    assert folded.count('class="left-out"') == len(SAMPLE_LEFT_OUT)
+    assert body.count('class="left-out"') == len(SAMPLE_LEFT_OUT)  # nowhere else
+    assert "Left out:" not in body and 'id="warnings"' not in body  # the sample's sources are clean
 
 
 def test_sample_report_names_each_figure_metric_and_lists_the_warehouse(sample_report,
@@ -145,7 +161,7 @@ def test_sample_report_names_each_figure_metric_and_lists_the_warehouse(sample_r
     page = (sample_report / "index.html").read_text()
     for text in ("ddp_4ranks", "fsdp_4ranks_kineto", "rank0.sqlite",
                  "node0_24647.1792963102002010932.pt.trace.json.gz", "nsys-sqlite",
-                 "kineto-json", "rank from", "<h2>Warnings</h2>", "<h2>Runs</h2>"):
+                 "kineto-json", "rank from", "<h2>Left out</h2>", "<h2>Runs</h2>"):
         assert text in page, text
     # the scaling figure's caption is the bottleneck sentence of the scaling metric
     con = tracewh.connect(sample_db, read_only=True)

@@ -187,3 +187,60 @@ def test_what_a_series_should_not_hold_is_said(db_path, tmp_path):
         "1 sample(s) repeat an earlier one's device, measure and time: stored as written",
         "device column 'gpu' holds x, no device number: those samples have no device"]
     assert rows == [(0, 20.0), (0, 20.0), (0, 10.0), (None, 50.0)]
+
+
+def _job_series(path: Path, start_ns: int, hosts=("node0", "node1")) -> Path:
+    """Free memory of GPU 0 of each host, every 0.5 ms for 70 ms from start_ns."""
+    lines = ["time_ns,host,gpu,memory.free [MiB]"]
+    lines += [f"{start_ns + i * 500_000},{host},0,{60000 - i}" for i in range(140) for host in hosts]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _span(db: Path, run: str):
+    con = tracewh.connect(db, read_only=True)
+    got = con.execute("SELECT min(start_ns), max(end_ns) FROM gpu_ops WHERE run_id = ?", [run]).fetchone()
+    con.close()
+    return got
+
+
+def test_series_without_run_joins_the_run_it_covers(db_path, tmp_path):
+    """Issue 38 item 9: --series without --run attaches the samples to the run whose GPUs and time
+    they cover (not to a run named after the CSV's folder), so memory_by_phase answers; a series
+    covering two runs, or none, is an error naming them, and nothing is written."""
+    from tracewh.generate.nsys import JobSpec, generate_job
+
+    generate_job(tmp_path / "traces" / "job", JobSpec(world_size=2, iterations=3, layers=2))
+    assert ingest(db_path, str(tmp_path / "traces")).exit_code == 0
+    start, end = _span(db_path, "job")
+    monitor = tmp_path / "monitor"
+    monitor.mkdir()
+    csv = _job_series(monitor / "gpu.csv", start)
+    result = ingest(db_path, "--series", str(csv))
+    assert result.exit_code == 0, result.stderr
+    con = tracewh.connect(db_path, read_only=True)
+    runs = con.execute("SELECT run_id FROM store.runs ORDER BY 1").fetchall()
+    per_run = con.execute("SELECT run_id, count(*) FROM samples GROUP BY 1").fetchall()
+    con.close()
+    assert runs == [("job",)] and per_run == [("job", 280)]
+    answer = runner.invoke(app, ["query", "memory_by_phase", "--db", str(db_path), "--format", "csv",
+                                 "--param", "measure=memory.free%"])
+    assert answer.exit_code == 0, answer.stderr
+    assert ",samples,memory.free [MiB]," in answer.stdout
+
+    late = _job_series(tmp_path / "late.csv", end + 10**12)
+    result = ingest(db_path, "--series", str(late))
+    assert result.exit_code == 1
+    assert "cover the GPUs and time of no run (runs: job 20" in result.stderr
+    assert "name the run with --run" in result.stderr
+    other_gpus = _job_series(tmp_path / "other.csv", start, hosts=("node7",))
+    assert "of no run" in ingest(db_path, "--series", str(other_gpus)).stderr
+
+    generate_job(tmp_path / "twin", JobSpec(world_size=2, iterations=3, layers=2, seed=7))
+    assert ingest(db_path, str(tmp_path / "twin"), "--run", "twin").exit_code == 0
+    twin_start = _span(db_path, "twin")[0]
+    assert twin_start < end  # the twin ran on the same GPUs just before: 70 ms cover both
+    again = _job_series(tmp_path / "again.csv", min(start, twin_start))
+    result = ingest(db_path, "--series", str(again))
+    assert result.exit_code == 1 and "cover the GPUs and time of 2 runs (twin, job)" in result.stderr  # in time order
+    assert per_run == [("job", 280)] and len(samples(db_path)) == 280  # nothing more written

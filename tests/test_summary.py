@@ -51,7 +51,7 @@ def test_summary_numbers_are_the_metrics(sample_db):
     cause = list(csv.DictReader(io.StringIO(scaling.stdout)))[0]
     assert (f"idle mostly in host {cause['idle_cause']}, "
             f"{float(cause['idle_cause_pct']):.1f}%)") in lines["GPU"]
-    assert "[temporal_breakdown v4, scaling v8]" in " ".join(result.stdout.split())
+    assert "[temporal_breakdown v4, scaling v10]" in " ".join(result.stdout.split())
     # the next commands name the warehouse they were run on
     assert f"tracewh report --run {RUN} --out report/ --db {sample_db}" in " ".join(result.stdout.split())
 

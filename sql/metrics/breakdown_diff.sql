@@ -1,5 +1,5 @@
 -- metric: breakdown_diff
--- version: 1
+-- version: 2
 -- summary: Two runs side by side (step time, temporal breakdown, overlap, idle causes, collective time by kind, top kernels) with the differences and one sentence naming the largest contributor to the change in step time
 -- unit: ns
 -- grain: section, item

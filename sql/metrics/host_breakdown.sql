@@ -1,5 +1,5 @@
 -- metric: host_breakdown
--- version: 2
+-- version: 3
 -- summary: Per rank and iteration (and per rank over its steps), the launching thread's time and its shares: data loading, forward, backward, optimizer, waiting on the GPU, OS calls, launching, other
 -- unit: ns
 -- grain: run_id, rank, iteration

@@ -1,5 +1,5 @@
 -- metric: iteration_time
--- version: 2
+-- version: 3
 -- summary: Iteration (training step) time per rank and across ranks: median, p90, mean, min, max
 -- unit: ns
 -- grain: run_id, rank, iteration

@@ -1,11 +1,11 @@
 -- metric: memory_by_phase
--- version: 3
+-- version: 4
 -- summary: GPU memory during each iteration's forward, backward and optimizer phases, from allocator events and sampled series side by side: min, mean, max
 -- unit: bytes (source allocator); as sampled (source samples: the measure's name says it, e.g. memory.free [MiB])
 -- grain: run_id, rank, iteration, phase, start_ns, source, measure
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
--- uses: devices, iterations, memory_events, phase_ranges, ranks, samples, scope
+-- uses: devices, memory_events, phase_ranges, ranks, samples, scope, training_steps
 -- complexity: O(n) scan of NVTX names; phase ranges joined to the iterations of their rank by range (O(p * i): few iterations per rank), memory events to spans by ASOF join
 -- show: phase, measure, max_value, mean_value, iteration, rank, run_id
 --
@@ -20,17 +20,21 @@
 -- `measure` is an ILIKE pattern on the measure's name (default '%free%'). Phases are NVTX ranges
 -- (or Kineto annotations) whose name matches `phases`, a regular expression (default: names
 -- ending in forward, backward, optimizer, optimizer_step, _take_model_step or step after a
--- start, `.` or `:`, as in nvtx_phases), placed in the iteration whose host range holds their
--- start. Per (rank, iteration, phase instance, source, measure):
+-- start, `.` or `:`, as in nvtx_phases), placed in the step whose host range holds their
+-- start (training_steps: ProfilerStep#N, or on a rank without such ranges each forward phase
+-- starting a step, as DeepSpeed annotates DeepSpeedEngine.forward/backward/_take_model_step). Per (rank, iteration, phase instance, source, measure):
 --   samples          allocator events or samples while the phase ran (start <= ts <= end;
 --                    allocator events: those of the phase's iteration)
 --   min/mean/max     of those values (NULL when none: sampling slower than the phase); the
 --                    allocator's mean is over its events, not weighted by time
 --   value_at_start   the last value at or before the phase began, for such short phases
-WITH phases AS (
+WITH steps AS MATERIALIZED (
+    SELECT run_id, rank, iteration, start_ns, end_ns FROM training_steps(NULL)
+),
+phases AS (
     SELECT n.run_id, n.rank, n.name AS phase, n.start_ns, n.end_ns, i.iteration
     FROM phase_ranges(getvariable('phases')) n
-    JOIN iterations i ON i.run_id = n.run_id AND i.rank = n.rank
+    JOIN steps i ON i.run_id = n.run_id AND i.rank = n.rank
      AND n.start_ns >= i.start_ns AND n.start_ns < coalesce(i.end_ns, 9223372036854775807)
     WHERE scope_match(n.run_id, n.rank, getvariable('run'), getvariable('rank'))
 ),
@@ -49,15 +53,20 @@ device_memory AS (
 ),
 allocator AS (
     -- the rank's GPU: the one its kernels ran on (ranks.device_id), when it names one; events
-    -- outside every step are told apart by whether they precede the rank's first step
+    -- outside every step are told apart by whether they precede the rank's first step. An event
+    -- the ingest placed in no step (a rank whose steps are its phases) takes the step holding it.
     SELECT m.run_id, m.rank, m.iteration, m.start_ns, m.event_no, m.allocated, m.reserved,
            d.total_memory - coalesce(m.reserved, m.allocated) AS free,
            coalesce(m.iteration, CASE WHEN m.start_ns < f.first_ns THEN -2147483648 END) AS segment
-    FROM memory_events m
+    FROM (SELECT m.* REPLACE (coalesce(m.iteration, CASE WHEN m.start_ns < st.end_ns THEN st.iteration END)
+                              AS iteration)
+          FROM memory_events m
+          ASOF LEFT JOIN steps st
+            ON st.run_id = m.run_id AND st.rank = m.rank AND m.start_ns >= st.start_ns) m
     LEFT JOIN ranks k ON k.run_id = m.run_id AND k.rank = m.rank
     LEFT JOIN device_memory d ON d.run_id = m.run_id AND d.rank = m.rank
      AND d.device_id = m.device_id
-    LEFT JOIN (SELECT run_id, rank, min(start_ns) AS first_ns FROM iterations GROUP BY ALL) f
+    LEFT JOIN (SELECT run_id, rank, min(start_ns) AS first_ns FROM steps GROUP BY ALL) f
       ON f.run_id = m.run_id AND f.rank = m.rank
     WHERE m.device_type = 'GPU' AND (k.device_id IS NULL OR k.device_id = m.device_id)
       AND scope_match(m.run_id, m.rank, getvariable('run'), getvariable('rank'))

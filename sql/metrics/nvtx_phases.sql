@@ -1,5 +1,5 @@
 -- metric: nvtx_phases
--- version: 3
+-- version: 4
 -- summary: Per iteration, the time of named NVTX phases (forward, backward, optimizer step, ...) with UTC start and end
 -- unit: ns
 -- grain: run_id, rank, iteration, phase

@@ -1,5 +1,5 @@
 -- metric: parallelism
--- version: 1
+-- version: 2
 -- summary: How each run is parallelised (DDP, ZeRO-1/2/3, FSDP, tensor, pipeline, expert), read from the collectives per process group, with the evidence
 -- unit: calls
 -- grain: run_id, process_group, collective

@@ -1,5 +1,5 @@
 -- metric: pipeline_bubble
--- version: 3
+-- version: 4
 -- summary: Pipeline bubble per rank and iteration: GPU time without compute, with exposed send/recv split out, beside the ideal (p-1)/(m+p-1)
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -21,9 +21,11 @@
 --   idle_ns                W - |U all GPU ops|
 --   bubble_pct             bubble_ns / W x 100
 -- Repeated on every row of a run: run_bubble_pct = sum(bubble_ns) / sum(W) x 100 over its rows,
--- stages p (the stages parameter, else the workload card's pp in runs.metadata), microbatches m
--- (parameter), and ideal_bubble_pct = (p-1)/(m+p-1) x 100 (NULL, with a note, when p or m is
--- unknown). start_ns / end_ns (UTC) cut GPU ops to that window; iteration_from / iteration_to
+-- stages p (the stages parameter, else the run's pp: runs.pp, from --run-param, the workload
+-- card, a ds_config / Megatron arguments or what the trace shows), microbatches m (parameter),
+-- and ideal_bubble_pct = (p-1)/(m+p-1) x 100 (NULL, with a note, when p or m is unknown). A run
+-- with no pp (or pp 1) is no pipeline as far as anything says: its note says that bubble_pct is
+-- then only GPU time without compute. start_ns / end_ns (UTC) cut GPU ops to that window; iteration_from / iteration_to
 -- keep those iterations.
 WITH ops AS NOT MATERIALIZED (
     -- layer: 0 compute, 1 send/recv, 2 other communication, NULL memory / sync / other.
@@ -80,9 +82,7 @@ rows AS (
 ),
 shape AS (
     SELECT r.run_id,
-           coalesce(CAST(getvariable('stages') AS BIGINT),
-                    TRY_CAST(json_extract_string(r.metadata, '$."Model-executor".model_plan_parallelization.pp') AS BIGINT))
-               AS stages,
+           coalesce(CAST(getvariable('stages') AS BIGINT), r.pp) AS stages,
            CAST(getvariable('microbatches') AS BIGINT) AS microbatches
     FROM run_cards r
 )
@@ -104,9 +104,12 @@ SELECT
     s.stages,
     s.microbatches,
     (s.stages - 1) * 100.0 / nullif(s.microbatches + s.stages - 1, 0) AS ideal_bubble_pct,
-    CASE WHEN s.stages IS NULL AND s.microbatches IS NULL
-             THEN 'ideal bubble unknown: pass stages and microbatches (no pp in the workload card)'
-         WHEN s.stages IS NULL THEN 'ideal bubble unknown: pass stages (no pp in the workload card)'
+    CASE WHEN s.stages IS NULL
+             THEN 'no pipeline stages known (no pp given, in the workload card or seen in the trace):'
+                  || ' if this is no pipeline run, bubble_pct is only GPU time without compute;'
+                  || ' else pass stages' || CASE WHEN s.microbatches IS NULL THEN ' and microbatches' ELSE '' END
+         WHEN s.stages = 1
+             THEN 'one pipeline stage (pp 1): bubble_pct is GPU time without compute, no pipeline bubble'
          WHEN s.microbatches IS NULL THEN 'ideal bubble unknown: pass microbatches'
     END AS note
 FROM rows w

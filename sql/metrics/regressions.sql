@@ -1,5 +1,5 @@
 -- metric: regressions
--- version: 1
+-- version: 2
 -- summary: Every measure of a series of runs that moved more than a threshold from the series' median
 -- unit: ns
 -- grain: run_id, section, item

@@ -1,5 +1,5 @@
 -- metric: scaling
--- version: 9
+-- version: 10
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id

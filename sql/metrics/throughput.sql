@@ -1,5 +1,5 @@
 -- metric: throughput
--- version: 4
+-- version: 5
 -- summary: Training throughput from run metadata: tokens/s = global batch x sequence length / median iteration time
 -- unit: tokens/s
 -- grain: run_id

@@ -82,6 +82,7 @@ per_group AS (
            coalesce(max(group_size), count(DISTINCT rank)) AS group_size,
            any_value(pg_ranks) IS NOT NULL OR max(group_size) IS NOT NULL AS group_known,
            count(DISTINCT rank) AS ranks_seen,
+           list_sort(list(DISTINCT rank)) AS rank_list,
            count(DISTINCT iteration) > 0 AS has_iterations,
            greatest(count(DISTINCT iteration), 1) AS iterations,
            count(*) AS calls,
@@ -108,6 +109,18 @@ grouped AS (
            bool_or(collective = 'AllReduce' AND forward = 0 AND backward > 0) OVER g AS reduces_gradients
     FROM rated
     WINDOW g AS (PARTITION BY run_id, process_group)
+),
+replicas AS (  -- the ranks that reduce gradients together in backward (DDP, ZeRO, FSDP)
+    SELECT run_id, rank_list FROM grouped
+    WHERE backward > 0 AND (collective = 'ReduceScatter' OR (collective = 'AllReduce' AND forward = 0))
+),
+judged AS (  -- a few rows per run: the join costs nothing
+    SELECT g.*,
+           g.collective IN ('Send', 'Recv', 'SendRecv') AND EXISTS (
+               SELECT 1 FROM replicas r
+               WHERE r.run_id = g.run_id AND len(list_intersect(r.rank_list, g.rank_list)) >= 2
+           ) AS among_replicas
+    FROM grouped g
 )
 SELECT
     run_id,
@@ -122,7 +135,7 @@ SELECT
     optimizer_per_iteration,
     median_bytes,             -- nccl-tests size; NULL when the trace does not say
     CASE
-        WHEN collective IN ('Send', 'Recv', 'SendRecv') THEN 'pipeline parallel'
+        WHEN collective IN ('Send', 'Recv', 'SendRecv') AND NOT among_replicas THEN 'pipeline parallel'
         WHEN collective = 'AllToAll' THEN 'expert parallel'
         WHEN collective IN ('AllGather', 'ReduceScatter') AND gathers_in_forward AND scatters_in_backward
              AND NOT (collective = 'ReduceScatter' AND forward > 0) THEN 'FSDP / ZeRO-3'
@@ -144,5 +157,7 @@ SELECT
                 ELSE ' on ranks ' || ranks || ' (the trace names no process group)' END
         || coalesce(CASE WHEN collective IN ('Send', 'Recv', 'SendRecv')
                          THEN ', peers ' || peer_distance || ' rank(s) apart' END, '')
+        || CASE WHEN among_replicas THEN ', between ranks that reduce gradients together (replicas,'
+                                         || ' not pipeline stages)' ELSE '' END
         AS evidence
-FROM grouped;
+FROM judged;

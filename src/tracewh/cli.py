@@ -224,7 +224,7 @@ def ingest(
         show_default="256MB per file held: the jobs decoding and the one being written")] = None,
     series: Annotated[Optional[list[Path]], typer.Option(
         "--series", help="A CSV of samples taken beside the job (GPU memory, utilisation, "
-        "power); repeatable")] = None,
+        "power); repeatable. Without --run it joins the run whose GPUs and time it covers")] = None,
     series_time_column: Annotated[Optional[str], typer.Option(
         help="The series' time column",
         show_default="detected: time, timestamp, ts, ...")] = None,

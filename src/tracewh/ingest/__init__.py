@@ -25,6 +25,8 @@ from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINI
                        RankRule, discover, discover_logs, not_regular, run_identity)
 from .storage import storage_fault, warehouse_path
 
+UNNAMED = ""  # the run of a series given without --run, until _series_run finds it
+
 
 @dataclass
 class FileResult:
@@ -92,7 +94,8 @@ def ingest_paths(
         if not path.is_file():
             errors.append(IngestError(path, not_regular(path) if path.exists() else "no such file"))
             continue
-        run_id, root = run_identity(path, path.parent, run)
+        # without --run, the run is the one whose GPUs and time the samples cover (_series_run)
+        run_id, root = run_identity(path, path.parent, run) if run else (UNNAMED, path.parent)
         candidates.append(Candidate(path.resolve(), SERIES_CSV, run_id, root))
     if logs:
         found, log_errors = discover_logs(logs, run)
@@ -465,12 +468,17 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
     """Write one file (any format) inside the caller's transaction."""
     candidate, source_path = prepared.candidate, prepared.source_path
     file_id = _file_ids(con, 1)[0]
-    entry = (prepared, file_id, None)
-    _register(con, [entry], options)
     if candidate.format == SERIES_CSV:
         facts = series.load(con, candidate.path, prepared.info, candidate.run_id, file_id,
                             options.get("host"))
-    elif candidate.format == TRAINING_LOG:
+        if candidate.run_id == UNNAMED:
+            candidate = prepared.candidate = _series_run(con, candidate, file_id)
+            prepared.result.run_id = candidate.run_id
+        _register(con, [(prepared, file_id, None)], options)
+        _record(con, [(prepared, file_id, facts)])
+        return
+    _register(con, [(prepared, file_id, None)], options)
+    if candidate.format == TRAINING_LOG:
         facts = logs.load(con, prepared.info, candidate.run_id, file_id)
     elif candidate.format == KINETO_JSON:
         facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
@@ -483,6 +491,42 @@ def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankR
         nsys.load(con, [(0, *rank, candidate.run_id, file_id) for rank in ranks[0]])
         facts = nsys.facts(prepared.info)
     _record(con, [(prepared, file_id, facts)])
+
+
+def _series_run(con: duckdb.DuckDBPyConnection, candidate: Candidate, file_id: int) -> Candidate:
+    """The run a series given without --run belongs to: the one run whose GPUs and time its
+    samples cover (sql/ingest/series_run.sql); none or several is an error naming the runs."""
+    from ..resources import sql_dir
+    from ..sqlscript import set_variables
+
+    set_variables(con, file_id=file_id, run_id=UNNAMED)
+    cursor_ = con.execute((sql_dir() / "ingest" / "series_run.sql").read_text())
+    names = [d[0] for d in cursor_.description]
+    runs = [dict(zip(names, row)) for row in cursor_.fetchall()]
+    fits = [r["run_id"] for r in runs if r["fits"]]
+    if len(fits) == 1:
+        con.execute("UPDATE store.samples SET run_id = ? WHERE file_id = ?", [fits[0], file_id])
+        return Candidate(candidate.path, candidate.format, fits[0], candidate.run_root)
+    if fits:
+        raise IngestError(candidate.path, f"its samples cover the GPUs and time of {len(fits)} runs "
+                          f"({', '.join(fits)})", "name one with --run")
+    first = con.execute("SELECT min(ts_ns), max(ts_ns), string_agg(DISTINCT host, ', ') "
+                        "FROM store.samples WHERE file_id = ?", [file_id]).fetchone()
+    said = f"its samples ({_utc(first[0])} to {_utc(first[1])} UTC" + (
+        f", on {first[2]})" if first[2] else ")")
+    if not runs:
+        raise IngestError(candidate.path, f"{said} fit no run: the warehouse holds no run with "
+                          "UTC-timed GPU work", "ingest the traces first, or name the run with --run")
+    near = "; ".join(f"{r['run_id']} {_utc(r['start_ns'])} to {_utc(r['end_ns'])}"
+                     + (f" on {', '.join(sorted(r['hosts']))}" if r["hosts"] else "") for r in runs[:5])
+    raise IngestError(candidate.path, f"{said} cover the GPUs and time of no run (runs: {near}"
+                      + (f"; {len(runs) - 5} more" if len(runs) > 5 else "") + ")",
+                      "name the run with --run")
+
+
+def _utc(ns: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ns // 1_000_000_000)) + \
+        f".{ns % 1_000_000_000 // 1_000_000:03d}"
 
 
 def _register(con: duckdb.DuckDBPyConnection, entries: list[tuple], options: dict) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .draw import PALETTE, _figure, _fmt_bytes, _outside_legend, _short, _thin_ticks, _time_unit
+from .draw import (PALETTE, _figure, _fmt_bytes, _outside_legend, _phase_labels, _short, _thin_ticks,
+                   _time_unit)
 from .model import Item, Skip, _Context, _rows
 
 
@@ -13,13 +14,14 @@ def fig_memory(ctx: _Context, item: Item, run: str):
         raise Skip(f"no samples ({exc})") from None
     rows = [r for r in rows if r["samples"] or r["value_at_start"] is not None]
     if not rows:
-        raise Skip("no samples: no series (tracewh ingest --series) covers this run's GPUs "
-                   "during its phases")
+        raise Skip("no samples: neither allocator events nor a series (tracewh ingest --series) "
+                   "cover this run's GPUs while a forward, backward or optimizer phase ran")
     measures = list(dict.fromkeys(r["measure"] for r in rows))
     measure = next((m for m in measures if "free" in m.lower()), measures[0])
     rank = min(r["rank"] for r in rows if r["measure"] == measure)
     rows = [r for r in rows if r["measure"] == measure and r["rank"] == rank]
     phases = list(dict.fromkeys(r["phase"] for r in rows))
+    labels, owner = _phase_labels(phases)
     fig = _figure(ctx.options)
     ax = fig.add_subplot()
     for i, phase in enumerate(phases):
@@ -32,18 +34,22 @@ def fig_memory(ctx: _Context, item: Item, run: str):
             low = [r["mean_value"] - r["min_value"] for _, r in sampled]
             high = [r["max_value"] - r["mean_value"] for _, r in sampled]
             ax.errorbar(xs, means, yerr=[low, high], fmt="o", markersize=3, capsize=2,
-                        color=colour, linewidth=0.8, label=_short(phase))
+                        color=colour, linewidth=0.8, label=_short(labels[phase]))
         unsampled = [(x, r) for x, r in points if not r["samples"]]
         if unsampled:
             ax.scatter([x for x, _ in unsampled], [r["value_at_start"] for _, r in unsampled],
                        marker="o", s=10, facecolors="none", edgecolors=colour,
-                       linewidths=0.8, label=None if sampled else _short(phase))
+                       linewidths=0.8, label=None if sampled else _short(labels[phase]))
     positions = list(range(len(rows)))
     labels = [str(r["iteration"]) for r in rows]
     _thin_ticks(ax, positions, labels, axis="x", most=20)
     ax.set_xlabel("iteration (phases in time order)")
     ax.set_ylabel(measure)
-    ax.set_title(f"{run}: {measure} by phase (rank {rank})")
+    if measure.endswith("[B]"):  # bytes as 80.0G, not 8.58e10
+        from matplotlib.ticker import FuncFormatter
+
+        ax.yaxis.set_major_formatter(FuncFormatter(_fmt_bytes))
+    ax.set_title(f"{run}: {measure} by {owner + ' ' if owner else ''}phase (rank {rank})")
     _outside_legend(fig, ax, ncols=min(len(phases), 4))
     item.caption = (f"Samples of {measure} taken while each phase ran on rank {rank}: mean "
                     "(dot) and min–max (bar). A hollow dot is the last sample before a phase "
@@ -79,6 +85,7 @@ def fig_memory_timeline(ctx: _Context, item: Item, run: str):
     origin = min(times)
     div, unit = _time_unit(max(times) - origin)
     names = list(dict.fromkeys(r["phase"] for r in phases))
+    labels, owner = _phase_labels(names)
     colours = {name: PALETTE[(i + 2) % len(PALETTE)] for i, name in enumerate(names)}
     labelled = set()  # one legend entry per phase
     for ax, rank in zip(axes, shown):
@@ -87,7 +94,7 @@ def fig_memory_timeline(ctx: _Context, item: Item, run: str):
         for phase, start, end in spans:
             ax.axvspan((start - origin) / div, (end - origin) / div, color=colours[phase],
                        alpha=0.18, linewidth=0,
-                       label=None if phase in labelled else _short(phase))
+                       label=None if phase in labelled else _short(labels[phase]))
             labelled.add(phase)
         if points:
             _memory_lines(ax, [r for r in points if r["rank"] == rank],
@@ -97,7 +104,7 @@ def fig_memory_timeline(ctx: _Context, item: Item, run: str):
                                 and r["source"] == "samples"], origin, div)
         ax.set_ylabel(f"rank {rank}")
     axes[-1].set_xlabel(f"time since the first point ({unit})")
-    _outside_legend(fig, axes[0])  # every panel draws the same entries
+    _outside_legend(fig, axes[0], title=f"{owner} phases" if owner else None)  # same in every panel
     what = "allocator events" if points else "sampled series"
     axes[0].set_title(f"{run}: GPU memory over time ({what})")
     if points:
@@ -134,7 +141,10 @@ def _memory_lines(ax, points: list[dict], peaks: list[dict], origin: int, div: f
                     ((top["peak_ns"] - origin) / div, top["peak_allocated"]),
                     textcoords="offset points", xytext=(3, 3), fontsize=6, color=PALETTE[3])
     ax.yaxis.set_major_formatter(FuncFormatter(_fmt_bytes))
-    ax.set_ylim(bottom=0)
+    # headroom: the peak's label stays inside the panel, clear of the title above it
+    highest = max([v for r in points for v in (r["allocated"], r["reserved"]) if v is not None]
+                  + [r["peak_allocated"] for r in peaks] + [1])
+    ax.set_ylim(0, highest * 1.25)
 
 
 def _sampled_steps(ax, rows: list[dict], origin: int, div: float) -> None:
@@ -167,17 +177,18 @@ def fig_memory_free(ctx: _Context, item: Item, run: str):
         bars = [r for r in rows if (r["source"], r["measure"]) == (source, measure)
                 and r["iteration"] == last]
         names = list(dict.fromkeys(r["phase"] for r in bars))
+        labels, owner = _phase_labels(names)
         ys = list(range(len(bars)))[::-1]
         ax.barh(ys, [r["min_value"] for r in bars], height=0.7,
                 color=[PALETTE[(names.index(r["phase"]) + 2) % len(PALETTE)] for r in bars])
         ax.scatter([r["mean_value"] for r in bars], ys, marker="|", s=40, color="#000000",
                    zorder=3, label="mean")
-        ax.set_yticks(ys, [f"rank {r['rank']} {_short(r['phase'], 20)}" for r in bars])
+        ax.set_yticks(ys, [f"rank {r['rank']} {_short(labels[r['phase']], 24)}" for r in bars])
         if source == "allocator":
             from matplotlib.ticker import FuncFormatter
 
             ax.xaxis.set_major_formatter(FuncFormatter(_fmt_bytes))
-        ax.set_xlabel(f"{measure} ({source}), least during the phase")
+        ax.set_xlabel(f"{measure} ({source}), least during the {owner + ' ' if owner else ''}phase")
     _outside_legend(fig, axes[0])
     axes[0].set_title(f"{run}: free GPU memory per phase, step {last}", loc="left")
     item.caption = ("Bar: the least free GPU memory while each phase of the run's last step ran "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .draw import (
-    PALETTE, _figure, _fmt_ns, _outside_legend, _rank_labels, _short, _stacked_parts,
+    PALETTE, _figure, _fmt_ns, _outside_legend, _phase_labels, _rank_labels, _short, _stacked_parts,
     _thin_ticks, _time_unit,
 )
 from .model import Item, Skip, _Context, _rows
@@ -82,6 +82,7 @@ def fig_phases(ctx: _Context, item: Item, run: str):
     rows = [r for r in rows if r["rank"] == rank]
     iterations = list(dict.fromkeys(r["iteration"] for r in rows))
     phases = list(dict.fromkeys(r["phase"] for r in rows))
+    labels, owner = _phase_labels(phases)
     by_key = {(r["iteration"], r["phase"]): r for r in rows}
     step_ns = {r["iteration"]: r["iteration_ns"] for r in rows}
     div, unit = _time_unit(max(max(r["total_ns"] for r in rows),
@@ -94,14 +95,14 @@ def fig_phases(ctx: _Context, item: Item, run: str):
         values = [(by_key[(it, phase)]["total_ns"] / div) if (it, phase) in by_key else 0.0
                   for it in iterations]
         ax.bar(positions, values, bottom=bottom, width=0.7, color=PALETTE[i % len(PALETTE)],
-               label=_short(phase), edgecolor="white", linewidth=0.3)
+               label=_short(labels[phase]), edgecolor="white", linewidth=0.3)
         bottom = [a + b for a, b in zip(bottom, values)]
     ax.scatter(positions, [(step_ns[it] or 0) / div for it in iterations], marker="_", s=200,
                color="black", linewidths=1.2, label="iteration", zorder=3)
     _thin_ticks(ax, positions, [str(it) for it in iterations], axis="x", most=20)
     ax.set_xlabel("iteration")
     ax.set_ylabel(f"phase time ({unit})")
-    ax.set_title(f"{run}: phases per iteration (rank {rank})")
+    ax.set_title(f"{run}: {owner + ' ' if owner else ''}phases per iteration (rank {rank})")
     item.caption = (f"Time in each named NVTX phase per iteration on rank {rank} (nested "
                     "instances add up), with the iteration's length as a black tick.")
     if len(ranks) > 1:

@@ -51,7 +51,69 @@ def _table(rows: list[dict], columns: list[tuple[str, str]], formats: dict | Non
 
 def _page(items: list[Item], inventory: dict, runs: list[str], options: Options,
           db_label: str) -> str:
-    chosen = set(runs)
+    """Findings first: the figures, section by section; then what the warehouse holds (runs,
+    and ranks and sources folded), the sources' warnings, and the figures left out, folded."""
+    drawn_items = [i for i in items if not i.skipped]
+    left_out = [i for i in items if i.skipped]
+    parts, toc = _figure_sections(drawn_items)
+    if not drawn_items:
+        parts.append('<p class="skipped">No figure could be drawn: see what was left out below.</p>')
+    parts.append(_warehouse_section(inventory, set(runs)))
+    toc.append('<a href="#runs">Runs</a>')
+    source_rows = [r for r in inventory["sources"] if r["run_id"] in set(runs)]
+    warnings = [f"{Path(s['path']).name} ({s['run_id']}): {s['warnings']}"
+                for s in source_rows if s.get("warnings")]
+    if warnings:
+        toc.append('<a href="#warnings">Warnings</a>')
+        listed = "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings) + "</ul>"
+        parts.append('<section id="warnings"><h2>Warnings</h2>'
+                     + (listed if len(warnings) <= 5 else
+                        f"<details><summary>{len(warnings)} source warning(s)</summary>{listed}"
+                        "</details>") + "</section>")
+    if left_out:
+        toc.append('<a href="#left-out">Left out</a>')
+        parts.append(f'<section id="left-out"><h2>Left out</h2><details><summary>'
+                     f"{len(left_out)} figure(s) left out, each with its reason</summary>"
+                     '<div class="grid">' + "".join(_item_html(i) for i in left_out)
+                     + "</div></details></section>")
+
+    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    drawn = sum(1 for i in items if i.svg)
+    summary = (f"{len(runs)} run(s) · {drawn} figure(s), {len(left_out)} left out · "
+               f"figures {options.size[0]:g}×{options.size[1]:g} in at {options.dpi} dpi "
+               f"({', '.join(options.formats)}) · tracewh {__version__} · {generated}")
+    template = Template((_TEMPLATES / "page.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        title=html.escape(f"tracewh report: {', '.join(runs) or 'empty warehouse'}"),
+        css=(_TEMPLATES / "report.css").read_text(encoding="utf-8"),
+        heading="tracewh report",
+        db=html.escape(db_label),
+        summary=html.escape(summary),
+        toc=" · ".join(toc),
+        body="\n".join(parts),
+    )
+
+
+def _figure_sections(items: list[Item]) -> tuple[list[str], list[str]]:
+    """The drawn figures in their sections (in plan order), and the sections' links."""
+    parts, toc, section = [], [], None
+    for item in items:
+        if item.section != section:
+            if section is not None:
+                parts.append("</div></section>")
+            section = item.section
+            anchor = _slug(section.lower())
+            toc.append(f'<a href="#{anchor}">{html.escape(section)}</a>')
+            parts.append(f'<section id="{anchor}"><h2>{html.escape(section)}</h2>'
+                         '<div class="grid">')
+        parts.append(_item_html(item))
+    if section is not None:
+        parts.append("</div></section>")
+    return parts, toc
+
+
+def _warehouse_section(inventory: dict, chosen: set[str]) -> str:
+    """The runs, then their ranks and sources folded: context, after the findings."""
     run_rows = [r for r in inventory["runs"] if r["run_id"] in chosen]
     rank_rows = [r for r in inventory["ranks"] if r["run_id"] in chosen]
     source_rows = [r for r in inventory["sources"] if r["run_id"] in chosen]
@@ -68,59 +130,16 @@ def _page(items: list[Item], inventory: dict, runs: list[str], options: Options,
     rank_table = _table(rank_rows, [("run_id", "run"), ("rank", "rank"), ("host", "host"),
                                     ("pid", "pid"), ("device_id", "device"),
                                     ("backend", "backend"), ("rank_source", "rank from")])
-    parts.append(f"<details{' open' if len(rank_rows) <= 32 else ''}><summary>Ranks "
-                 f"({len(rank_rows)})</summary>{rank_table}</details>")
+    parts.append(f"<details><summary>Ranks ({len(rank_rows)})</summary>{rank_table}</details>")
     source_table = _table(source_rows, [("run_id", "run"), ("path", "file"),
                                         ("format", "format"), ("tool_version", "tool"),
                                         ("schema_version", "schema"), ("bytes", "size"),
                                         ("rows", "rows"), ("has_utc", "UTC")],
                           {"path": lambda p: Path(p).name if p else "",
                            "bytes": lambda b: "" if b is None else _fmt_bytes(b)})
-    parts.append(f"<details{' open' if len(source_rows) <= 32 else ''}><summary>Sources "
-                 f"({len(source_rows)})</summary>{source_table}</details></section>")
-
-    warnings = [f"{Path(s['path']).name} ({s['run_id']}): {s['warnings']}"
-                for s in source_rows if s.get("warnings")]
-    left_out = [f"{i.title}: {i.skipped}" for i in items if i.skipped]
-    parts.append('<section id="warnings"><h2>Warnings</h2>')
-    if warnings or left_out:
-        parts.append("<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warnings)
-                     + "".join(f'<li class="skipped">Left out: {html.escape(w)}</li>'
-                               for w in left_out) + "</ul>")
-    else:
-        parts.append("<p>None: every source loaded cleanly and every figure was drawn.</p>")
-    parts.append("</section>")
-
-    section = None
-    toc = []
-    for item in items:
-        if item.section != section:
-            if section is not None:
-                parts.append("</div></section>")
-            section = item.section
-            anchor = _slug(section.lower())
-            toc.append(f'<a href="#{anchor}">{html.escape(section)}</a>')
-            parts.append(f'<section id="{anchor}"><h2>{html.escape(section)}</h2>'
-                         '<div class="grid">')
-        parts.append(_item_html(item))
-    if section is not None:
-        parts.append("</div></section>")
-
-    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    drawn = sum(1 for i in items if i.svg)
-    summary = (f"{len(runs)} run(s) · {drawn} figure(s), {len(left_out)} left out · "
-               f"figures {options.size[0]:g}×{options.size[1]:g} in at {options.dpi} dpi "
-               f"({', '.join(options.formats)}) · tracewh {__version__} · {generated}")
-    template = Template((_TEMPLATES / "page.html").read_text(encoding="utf-8"))
-    return template.substitute(
-        title=html.escape(f"tracewh report: {', '.join(runs) or 'empty warehouse'}"),
-        css=(_TEMPLATES / "report.css").read_text(encoding="utf-8"),
-        heading="tracewh report",
-        db=html.escape(db_label),
-        summary=html.escape(summary),
-        toc=" · ".join(['<a href="#runs">Runs</a>', '<a href="#warnings">Warnings</a>'] + toc),
-        body="\n".join(parts),
-    )
+    parts.append(f"<details><summary>Sources ({len(source_rows)})</summary>{source_table}"
+                 "</details></section>")
+    return "".join(parts)
 
 
 def _item_html(item: Item) -> str:
