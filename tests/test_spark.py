@@ -49,6 +49,8 @@ NOT_ON_SPARK: dict[str, str] = {  # name -> why it cannot run on Spark
                       "in RemoveRedundantAliases)",
     "op_summary": "Spark 4's optimizer rejects its plan the same way (PLAN_VALIDATION_FAILED_RULE_IN_BATCH "
                   "in RemoveRedundantAliases)",
+    "roofline": "Spark 4's optimizer rejects its plan the same way since it reads the launch link "
+                "(PLAN_VALIDATION_FAILED_RULE_IN_BATCH in RemoveRedundantAliases)",
 }
 
 

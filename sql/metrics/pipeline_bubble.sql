@@ -5,7 +5,7 @@
 -- grain: run_id, rank, iteration
 -- params: run (text, optional), rank (int, optional), stages (int, optional), microbatches (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: GPipe / Megatron-LM bubble fraction (p-1)/(m+p-1); CCL-Bench bubble_size_pipeline
--- uses: gpu_ops, intervals, nccl_ops, ranks, run_cards, scope
+-- uses: gpu_ops, intervals, nccl_ops, ranks, runs, scope
 -- complexity: O(n log n) in GPU ops (intervals_window_breakdown sweep over iteration tiles)
 -- show: iteration, rank, bubble_pct, run_bubble_pct, ideal_bubble_pct, bubble_ns, note, run_id
 --
@@ -84,7 +84,7 @@ shape AS (
     SELECT r.run_id,
            coalesce(CAST(getvariable('stages') AS BIGINT), r.pp) AS stages,
            CAST(getvariable('microbatches') AS BIGINT) AS microbatches
-    FROM run_cards r
+    FROM runs r
 )
 SELECT
     k.run_id,
