@@ -23,6 +23,18 @@ WHERE scope_match(r.run_id, r.rank, want_run, want_rank)
   AND relative_window_overlaps(r.start_ns, r.end_ns, s.origin_ns, w.from_ns, w.to_ns)
   AND window_overlaps(r.start_ns, r.end_ns, want_start_ns, want_end_ns);
 
+-- stddev_exact(x): the sample standard deviation (n - 1) of the integers x in a group, 0 for one
+-- value (nsys prints 0) or none. Computed from exact integer sums, so it does not depend on the
+-- order rows reach the aggregate (stddev_samp's running update does, in the last digit).
+-- @arg x  BIGINT  an aggregate's argument (durations, bytes)
+-- @ret DOUBLE
+CREATE OR REPLACE MACRO stddev_exact(x) AS
+    CASE WHEN count(x) > 1
+         THEN sqrt(CAST(count(x) * sum(CAST(x AS HUGEINT) * CAST(x AS HUGEINT))
+                        - sum(CAST(x AS HUGEINT)) * sum(CAST(x AS HUGEINT)) AS DOUBLE)
+                   / (count(x) * (count(x) - 1)))
+         ELSE 0.0 END;
+
 -- summary_stats(picked): one row per run, rank and group of `picked`, a relation of run_id,
 -- rank, dur_ns and the columns that name a group (any number of them: each distinct
 -- combination is a group).
@@ -47,7 +59,7 @@ WITH __stats AS (
            median(dur_ns) AS med_ns,
            min(dur_ns) AS min_ns,
            max(dur_ns) AS max_ns,
-           coalesce(stddev_samp(dur_ns), 0.0) AS stddev_ns,
+           stddev_exact(dur_ns) AS stddev_ns,
            * EXCLUDE (run_id, rank, dur_ns)
     FROM query_table(picked)
     GROUP BY ALL

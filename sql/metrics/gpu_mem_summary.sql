@@ -35,13 +35,13 @@ per_operation AS (
         median(dur_ns) AS med_ns,
         min(dur_ns) AS min_ns,
         max(dur_ns) AS max_ns,
-        coalesce(stddev_samp(dur_ns), 0.0) AS stddev_ns,
+        stddev_exact(dur_ns) AS stddev_ns,
         CAST(sum(bytes) AS BIGINT) AS total_bytes,
         avg(bytes) AS avg_bytes,
         median(bytes) AS med_bytes,
         min(bytes) AS min_bytes,
         max(bytes) AS max_bytes,
-        CASE WHEN count(bytes) > 0 THEN coalesce(stddev_samp(bytes), 0.0) END AS stddev_bytes
+        CASE WHEN count(bytes) > 0 THEN stddev_exact(bytes) END AS stddev_bytes
     FROM picked
     GROUP BY run_id, rank, operation
 )

@@ -50,7 +50,7 @@ per_range AS (
         median(dur_ns) AS med_ns,
         min(dur_ns) AS min_ns,
         max(dur_ns) AS max_ns,
-        coalesce(stddev_samp(dur_ns), 0.0) AS stddev_ns
+        stddev_exact(dur_ns) AS stddev_ns
     FROM picked
     GROUP BY run_id, rank, range, style
 )
