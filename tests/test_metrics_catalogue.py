@@ -1005,11 +1005,12 @@ def test_scaling_sentence(con):
     solo, job = got
     # solo: compute 0-40 and 60-100, AllReduce 30-70: 20 of 100 ns exposed, the largest part
     assert (solo["bottleneck"], solo["bottleneck_pct"]) == ("exposed NCCL AllReduce", pytest.approx(20.0))
-    assert solo["sentence"] == "1 node: 20% of step time is exposed NCCL AllReduce"
+    assert solo["sentence"] == ("At 1 node, 20% of the step time is spent in gradient synchronization "
+                               "(exposed NCCL AllReduce)")
     # job: idle is its largest part (rank 0 idle 25 of 115, rank 1 idle 10+1+... of 118)
     idle = sum(p["idle_ns"] for p in shares["job"]["parts"]) * 100 / shares["job"]["window"]
     assert (job["bottleneck"], job["bottleneck_pct"]) == ("idle GPU time", pytest.approx(idle))
-    assert job["sentence"] == f"2 nodes: {round(idle)}% of step time is idle GPU time, up from 0% at 1 node"
+    assert job["sentence"] == f"At 2 nodes, {round(idle)}% of the step time is idle GPU time, up from 0% at 1 node"
     assert job["step_ns"] == 66 and solo["step_ns"] == 51
 
 

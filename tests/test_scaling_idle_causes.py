@@ -71,9 +71,12 @@ def test_a_slow_data_loader_is_named_with_its_share(warehouse):
         assert share > 50  # what the job was built to show
         assert (row["idle_cause"], row["idle_cause_pct"]) == ("data loading", pytest.approx(share))
         assert row["bottleneck"] == "idle GPU time"
-        assert row["sentence"].endswith(f"; {round(share)}% of it while the host was loading data")
-    idle = rows["slow4"]["idle_pct"]
-    assert rows["slow4"]["sentence"].startswith(f"dp=4: {round(idle)}% of step time is idle GPU time, ")
+        assert row["sentence"].endswith(f"% of the step time is idle GPU time, {round(share)}% of it "
+                                        "while the host was loading data")
+    slow2, slow4 = (100 - rows[run]["idle_pct"] for run in ("slow2", "slow4"))
+    assert rows["slow4"]["sentence"].startswith(
+        f"At dp=4, GPU utilization drops to {round(slow4)}% (from {round(slow2)}% at dp=2) because the "
+        f"data loader cannot keep up: {round(100 - slow4)}% of the step time is idle GPU time, ")
 
 
 def assert_no_cause_named(rows, known, unrecognised=()):

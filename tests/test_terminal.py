@@ -223,3 +223,16 @@ def test_help_reads_at_80_columns():
     assert "<table|csv|json|parquet|markdown>" in query  # a choice list is never split
     assert "'tracewh metrics show" in query
     assert "      tracewh query gpu_kernel_summary --param rank=0 --format csv\n" in query
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_generate_a_series_in_a_terminal(tmp_path, width):
+    shown = screen(width, "generate", "series", "--help")
+    assert all(len(line.rstrip()) <= width for line in shown.splitlines())
+    assert "--cause" in shown and "data-loader" in shown
+    shown, code = Terminal(width, "generate", "series", str(tmp_path / "s"), "--nodes",
+                           "1,2").finish()
+    assert code == 0, shown
+    wrote = [line for line in shown.splitlines() if line.startswith("wrote ")]
+    assert len(wrote) == 2 + 4 and f"wrote {tmp_path}/s/2nodes/" in wrote[-1]
+    assert f"next: tracewh ingest {tmp_path}/s --db series.duckdb" in shown

@@ -1,5 +1,5 @@
 -- metric: scaling
--- version: 10
+-- version: 11
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
@@ -21,16 +21,19 @@
 -- The bottleneck is the largest non-compute part: exposed NCCL <collective>, exposed
 -- communication outside nccl_ops, exposed memory copies, other GPU work (sync, unclassified
 -- kernels) or idle GPU time. The sentence names it and compares it with the smallest run (fewest
--- ranks; the first by run_id on a tie), e.g.
---   "4 nodes: 35% of step time is exposed NCCL AllReduce, up from 9% at 1 node".
+-- ranks; the first by run_id on a tie), in the words of the scaling study (version 11), e.g.
+--   "At 4 nodes, 35% of the step time is spent in gradient synchronization (exposed NCCL
+--    AllReduce), up from 9% at 1 node" (AllReduce and ReduceScatter reduce gradients).
 -- Why the GPU idles (version 7): in each idle gap of a rank's GPU timeline (across its devices)
 -- at least cause_min_ns long (default 30 us, as idle_gaps), what the rank's launching thread
 -- did, as idle_gaps' causes (sql/lib/gap_causes.sql): idle_cause is the host cause (data
 -- loading, sync wait, os call, launching) that covers the most of the run's idle time and
 -- idle_cause_pct its share of all of it (shorter gaps count as unexplained). When idle time is
--- the bottleneck and one cause explains more than half of it, the sentence names it:
---   "2 nodes: 31% of step time is idle GPU time, up from 5% at 1 node; 70% of it while the
---    host was loading data".
+-- the bottleneck and one cause explains more than half of it, the sentence names it; data
+-- loading in the words of the scaling study, where GPU utilization is 100 - idle_pct:
+--   "At 2 nodes, GPU utilization drops to 69% (from 95% at 1 node) because the data loader
+--    cannot keep up: 31% of the step time is idle GPU time, 70% of it while the host was
+--    loading data".
 -- Runs are described by their node count when their ranks' hosts are known (distinct
 -- ranks.host), else by world size ("8 ranks"). step_ns is the median across-rank iteration time
 -- (as iteration_time: first and last iteration of each rank left out unless include_first_last;
@@ -501,8 +504,27 @@ SELECT
     idle_cause_pct,                               -- its share of the run's idle time
     CASE
         WHEN window_ns IS NULL OR window_ns = 0 THEN label || ': no GPU activity in this run'
-        ELSE label || ': ' || CAST(round(bottleneck_pct) AS BIGINT) || '% of step time is '
-             || bottleneck
+        -- seed 002's second sentence: the GPU waits for input
+        WHEN bottleneck = 'idle GPU time' AND idle_cause = 'data loading' AND idle_cause_pct > 50
+            THEN 'At ' || label || ', GPU utilization '
+                 || CASE WHEN baseline_pct IS NULL
+                             THEN 'is ' || CAST(round(100 - bottleneck_pct) AS BIGINT) || '%'
+                         WHEN round(bottleneck_pct) > round(baseline_pct)
+                             THEN 'drops to ' || CAST(round(100 - bottleneck_pct) AS BIGINT)
+                                  || '% (from ' || CAST(round(100 - baseline_pct) AS BIGINT)
+                                  || '% at ' || baseline_label || ')'
+                         ELSE 'is ' || CAST(round(100 - bottleneck_pct) AS BIGINT) || '% ('
+                              || CAST(round(100 - baseline_pct) AS BIGINT) || '% at '
+                              || baseline_label || ')' END
+                 || ' because the data loader cannot keep up: '
+                 || CAST(round(bottleneck_pct) AS BIGINT) || '% of the step time is idle GPU time, '
+                 || CAST(round(idle_cause_pct) AS BIGINT) || '% of it while the host was loading data'
+        ELSE 'At ' || label || ', ' || CAST(round(bottleneck_pct) AS BIGINT) || '% of the step time '
+             -- seed 002's first sentence: gradients are reduced by AllReduce (DDP) or
+             -- ReduceScatter (FSDP, ZeRO)
+             || CASE WHEN bottleneck IN ('exposed NCCL AllReduce', 'exposed NCCL ReduceScatter')
+                     THEN 'is spent in gradient synchronization (' || bottleneck || ')'
+                     ELSE 'is ' || bottleneck END
              || CASE WHEN baseline_pct IS NULL THEN ''
                      WHEN round(bottleneck_pct) > round(baseline_pct)
                          THEN ', up from ' || CAST(round(baseline_pct) AS BIGINT) || '% at ' || baseline_label
@@ -511,8 +533,7 @@ SELECT
                      ELSE ', as at ' || baseline_label END
              || CASE WHEN bottleneck = 'idle GPU time' AND idle_cause_pct > 50
                      THEN '; ' || CAST(round(idle_cause_pct) AS BIGINT) || '% of it while the host was '
-                          || CASE idle_cause WHEN 'data loading' THEN 'loading data'
-                                             WHEN 'sync wait' THEN 'waiting in sync calls'
+                          || CASE idle_cause WHEN 'sync wait' THEN 'waiting in sync calls'
                                              WHEN 'os call' THEN 'in OS calls (I/O)'
                                              ELSE 'launching GPU work' END
                      ELSE '' END

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape  # paths and messages are text, never markup
 
 from . import __version__, cliparams
+from .cli_generate import generate_app
 from .errors import StorageFault, TracewhError, storage_fault
 from .output import Format, Rows, Units, chosen_format, printable, write
 
@@ -61,8 +62,6 @@ app.add_typer(metrics_app, name="metrics")
 kinds_app = typer.Typer(help="The kernel kind patterns: list them, load your own.",
                         no_args_is_help=True)
 app.add_typer(kinds_app, name="kinds")
-generate_app = typer.Typer(help="Write synthetic traces whose true numbers are known.",
-                           no_args_is_help=True)
 app.add_typer(generate_app, name="generate")
 
 err = Console(stderr=True, soft_wrap=True)  # piped stderr keeps whole lines
@@ -1029,58 +1028,6 @@ def kinds_load(
             "(SELECT count(*) FROM store.kernel_names)").fetchone()
     err.print(f"{patterns} pattern(s) of yours; {names} kernel name(s) classified again",
               highlight=False, markup=False)
-
-
-# what both generators take
-RanksOption = Annotated[int, typer.Option(help="World size")]
-IterationsOption = Annotated[int, typer.Option(help="Training iterations")]
-LayersOption = Annotated[int, typer.Option(
-    help="Model layers (kernels per iteration scale with it)")]
-SeedOption = Annotated[int, typer.Option()]
-
-
-@generate_app.command("nsys")
-def generate_nsys(
-    out: Annotated[Path, typer.Argument(help="Directory to write the .sqlite files into")],
-    ranks: RanksOption = 4,
-    ranks_per_file: Annotated[int, typer.Option(help="Processes per report")] = 1,
-    iterations: IterationsOption = 5,
-    layers: LayersOption = 4,
-    seed: SeedOption = 0,
-    ts_normalize: Annotated[bool, typer.Option(
-        help="Times as 'nsys export --ts-normalize=true' writes them: already UTC epoch ns")] = False,
-    counters: Annotated[bool, typer.Option(
-        help="GPU and NIC counters, as 'nsys profile --gpu-metrics-devices=all --nic-metrics' "
-             "records them")] = False,
-) -> None:
-    """Write an nsys SQLite export per rank for a synthetic job with known true numbers."""
-    from .generate.nsys import JobSpec, generate_job
-
-    _wrote(generate_job(out, JobSpec(world_size=ranks, ranks_per_file=ranks_per_file,
-                                     iterations=iterations, layers=layers, seed=seed,
-                                     ts_normalize=ts_normalize, gpu_metrics=counters,
-                                     nic_metrics=counters)))
-
-
-@generate_app.command("kineto")
-def generate_kineto(
-    out: Annotated[Path, typer.Argument(help="Directory to write the .pt.trace.json files into")],
-    ranks: RanksOption = 4,
-    iterations: IterationsOption = 3,
-    layers: LayersOption = 2,
-    gzip: Annotated[bool, typer.Option(help="Write .json.gz")] = False,
-    seed: SeedOption = 0,
-) -> None:
-    """Write a PyTorch profiler (Kineto) trace per rank for a synthetic job with known numbers."""
-    from .generate.kineto import KinetoJobSpec, generate_kineto_job
-
-    _wrote(generate_kineto_job(out, KinetoJobSpec(world_size=ranks, iterations=iterations,
-                                                  layers=layers, gzip=gzip, seed=seed)))
-
-
-def _wrote(truth) -> None:
-    for path in truth.files:
-        err.print(f"wrote {path}", highlight=False, markup=False)
 
 
 if __name__ == "__main__":
