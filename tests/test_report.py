@@ -329,6 +329,42 @@ def test_phase_figure_second_axis_and_missing_metric(tmp_path):
         figures_memory.fig_memory(ctx, rep.Item("m", "m", "8"), "r")  # the metric file is missing
 
 
+def test_the_line_option_styles_every_second_axis_line():
+    """--line: the TFLOP/s of a log series, of each run and the tokens/s of a run are drawn
+    in the style and color asked for (dotted red unless asked)."""
+    from matplotlib.colors import to_rgba
+
+    from tracewh import report as rep
+    from tracewh.report import figures_steps, model
+
+    configs = [("1", "100M", 10.0), ("2", "1G", 14.0)]
+    logs = [{"position": i, "varied": "subgroup", "value": value, "run_id": run, "timer": timer,
+             "median_ms": ms, "tflops": tflops}
+            for i, (run, value, tflops) in enumerate(configs)
+            for timer, ms in (("fwd", 3.0), ("bwd", 5.0), ("step", 1.0))]
+    phases = [{"run_id": "1", "rank": 0, "iteration": 1, "phase": "forward", "total_ns": 3_000,
+               "iteration_ns": 10_000}]
+    throughput = [{"run_id": "1", "tokens_per_s": 100.0, "samples_per_s": None, "reason": None}]
+    metrics = FakeMetrics({"log_phases": logs, "nvtx_phases": phases, "throughput": throughput})
+    for given, style, color in (("", ":", "tab:red"), ("dashed,black", "--", "black"),
+                                ("#882255", ":", "#882255"), ("solid", "-", "tab:red")):
+        ctx = model._Context(metrics, rep.Options(formats=("png",), dpi=50,
+                                                  line=rep.parse_line(given)), ["1", "2"])
+        series = figures_steps.fig_log_phases_series(ctx, rep.Item("l", "l", "7"), "s")
+        (tflops,) = series.axes[1].lines
+        assert list(tflops.get_xdata()) == [10.0, 14.0]
+        run = figures_steps.fig_phases(ctx, rep.Item("p", "p", "7"), "1")
+        (tokens,) = run.axes[1].lines
+        for line in (tflops, tokens):
+            assert (line.get_linestyle(), to_rgba(line.get_color())) == (style, to_rgba(color))
+    for wrong in ("wavy", "dotted,nocolor"):
+        with pytest.raises(rep.ReportError, match="neither a style .solid, dashed, dotted, "
+                                                  "dashdot. nor a color"):
+            rep.parse_line(wrong)
+    result = CliRunner().invoke(app, ["report", "--out", "x", "--line", "wavy"])
+    assert result.exit_code == 1 and "--line 'wavy': 'wavy' is neither a style" in result.stderr
+
+
 # --- the real 8-rank DLRM traces ------------------------------------------------------------
 
 def test_report_on_real_dlrm_traces(shared_data, tmp_path):

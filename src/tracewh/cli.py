@@ -799,6 +799,9 @@ def report(
     second_axis: Annotated[str, typer.Option(
         help="Second axis of the phase figure, from the throughput metric: auto, tokens, "
              "samples or none")] = "auto",
+    line: Annotated[str, typer.Option(
+        help="How lines on a second axis (TFLOP/s, tokens/s) are drawn: a style (solid, dashed, "
+             "dotted, dashdot) and/or a color, e.g. 'dashed,black'")] = "dotted,tab:red",
     param: Annotated[Optional[list[str]], typer.Option(
         "--param", "-p", help="NAME=VALUE for every metric that takes it (phases, "
         "step_pattern, runs, include_first_last, ...); repeatable")] = None,
@@ -814,14 +817,17 @@ def report(
 
     \b
         tracewh report --db job.duckdb --out report/ --size 5x3 --formats png,svg,eps
+        tracewh report --db job.duckdb --out report/ --line dashed,black
     """
-    from .report import build_report, parse_formats, parse_size, print_summary
+    from .report import build_report, parse_formats, parse_line, parse_size, print_summary
 
     figure_size, figure_formats = parse_size(size), parse_formats(formats)
+    line_style = parse_line(line)
     params = _parse_params(param or [])
     with _session(db, wait) as session:
         result = build_report(session, out, runs=run, size=figure_size, formats=figure_formats,
-                              dpi=dpi, second_axis=second_axis, db_label=str(session.path),
+                              dpi=dpi, second_axis=second_axis, line=line_style,
+                              db_label=str(session.path),
                               params=params)
     print_summary(result)
     if result.problems:

@@ -49,23 +49,24 @@ from ..errors import StorageFault, storage_fault
 from ..metrics import list_metrics
 from .draw import _RC, _save
 from .model import (
-    DEFAULT_DPI, DEFAULT_FORMATS, DEFAULT_SIZE, FORMATS, Item, Options, Report, ReportError,
+    DEFAULT_DPI, DEFAULT_FORMATS, DEFAULT_SIZE, FORMATS, Item, Line, Options, Report, ReportError,
     SECOND_AXES, Skip, _Context, _Metrics,
 )
 from .page import _inventory, _page
 from .plan import _diff_plan, _plan, _series_to_draw
-from .model import MetricUse, parse_formats, parse_size
+from .model import MetricUse, parse_formats, parse_line, parse_size
 from .page import print_summary
 
 # the package's API: build_report and what the CLI and notebooks take with it
-__all__ = ["DEFAULT_SIZE", "FORMATS", "Item", "MetricUse", "Options", "Report", "ReportError",
-           "Skip", "build_report", "parse_formats", "parse_size", "print_summary"]
+__all__ = ["DEFAULT_SIZE", "FORMATS", "Item", "Line", "MetricUse", "Options", "Report",
+           "ReportError", "Skip", "build_report", "parse_formats", "parse_line", "parse_size",
+           "print_summary"]
 
 
 def build_report(session, out: str | Path, runs: Iterable[str] | None = None,
                  size: tuple[float, float] = DEFAULT_SIZE,
                  formats: Iterable[str] = DEFAULT_FORMATS, dpi: int = DEFAULT_DPI,
-                 second_axis: str = "auto", db_label: str = "",
+                 second_axis: str = "auto", line: Line = Line(), db_label: str = "",
                  on_item: Callable[[Item], None] | None = None,
                  params: dict[str, str] | None = None) -> Report:
     """Draw every figure from the metrics `session` (session.Session) runs into `out` and write
@@ -76,7 +77,7 @@ def build_report(session, out: str | Path, runs: Iterable[str] | None = None,
     started = time.perf_counter()
     if second_axis not in SECOND_AXES:
         raise ReportError(f"--second-axis {second_axis!r}: choose from {', '.join(SECOND_AXES)}")
-    options = Options(tuple(size), tuple(formats), int(dpi), second_axis)
+    options = Options(tuple(size), tuple(formats), int(dpi), second_axis, line)
     bad = [f for f in options.formats if f not in FORMATS]
     if bad:
         raise ReportError(f"unknown figure format(s) {', '.join(bad)}: choose from "

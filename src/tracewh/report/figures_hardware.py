@@ -67,17 +67,19 @@ def fig_tflops_runs(ctx: _Context, item: Item):
     twin = ax.twinx()
     positions = [i for i, r in enumerate(rows) if r["run_id"] in rates]
     values = [rates[rows[i]["run_id"]] for i in positions]
-    twin.plot(positions, values, color="#882255", linestyle=":", marker="o", markersize=4,
-              linewidth=1.2)
-    twin.set_ylabel("TFLOP/s per GPU", color="#882255")
+    line = ctx.options.line
+    twin.plot(positions, values, color=line.color, linestyle=line.linestyle, marker="o",
+              markersize=4, linewidth=1.2)
+    twin.set_ylabel("TFLOP/s per GPU", color=line.color)
     twin.set_ylim(0, max(values) * 1.25)
     twin.spines["right"].set_visible(True)
-    ax.plot([], [], color="#882255", linestyle=":", marker="o", label="TFLOP/s per GPU")
+    ax.plot([], [], color=line.color, linestyle=line.linestyle, marker="o",
+            label="TFLOP/s per GPU")
     ax.set_title("GPU time and TFLOP/s per run")
     _outside_legend(fig, ax)
     item.caption = ("The temporal breakdown of each run (as in 'Temporal breakdown per run') "
                     "with the FLOPs its op models count per GPU and second (throughput's "
-                    "tflops_per_gpu, median step) as a dotted line.")
+                    f"tflops_per_gpu, median step) as a {line.style} line.")
     missing = [r["run_id"] for r in rows if r["run_id"] not in rates]
     if missing:
         item.notes.append(f"No TFLOP/s (no modelled ops with shapes): {', '.join(missing)}.")

@@ -161,15 +161,15 @@ def _second_axis(ctx: _Context, item: Item, ax, run: str) -> None:
     for name in wanted:
         column, label = choices[name]
         if row and row.get(column) is not None:
-            twin = ax.twinx()
-            twin.axhline(row[column], color="#882255", linewidth=1.2, linestyle=":",
+            twin, line = ax.twinx(), ctx.options.line
+            twin.axhline(row[column], color=line.color, linewidth=1.2, linestyle=line.linestyle,
                          label=f"{label} (run, median step)")
-            twin.set_ylabel(label, color="#882255")
+            twin.set_ylabel(label, color=line.color)
             twin.set_ylim(0, row[column] * 1.25)
             twin.spines["right"].set_visible(True)
             handles, labels = twin.get_legend_handles_labels()
             for h, lab in zip(handles, labels):
-                ax.plot([], [], color=h.get_color(), linestyle=":", label=lab)
+                ax.plot([], [], color=h.get_color(), linestyle=line.linestyle, label=lab)
             item.notes.append(f"Second axis: {label} of the run from throughput "
                               f"({row[column]:.4g}; one value per run, not per iteration).")
             return
@@ -185,7 +185,8 @@ LOG_PHASES = (("forward", ("fwd", "fwd_microstep", "forward")),
 
 def fig_log_phases_series(ctx: _Context, item: Item, series: str):
     """Horizontal bars, one per configuration of the series, stacked forward / backward / step
-    (median over kept steps), and the TFLOP/s the logs print as a dotted line on a second axis."""
+    (median over kept steps), and the TFLOP/s the logs print as a line on a second axis (dotted
+    red unless --line says otherwise)."""
     rows = _rows(ctx, item, "log_phases", series=series)
     configs = list(dict.fromkeys((r["position"], r["varied"], r["value"], r["run_id"]) for r in rows))
     by_run = {(r["run_id"], r["timer"]): r["median_ms"] for r in rows}
@@ -206,9 +207,9 @@ def fig_log_phases_series(ctx: _Context, item: Item, series: str):
     ax.set_title(f"Series {series}: phase times per configuration")
     tflops = {r["run_id"]: r["tflops"] for r in rows}
     if any(tflops.get(c[3]) is not None for c in configs):
-        twin = ax.twiny()
-        twin.plot([tflops.get(c[3]) for c in configs], positions, linestyle=":", marker="o",
-                  color="tab:red", label="TFLOP/s")
+        twin, line = ax.twiny(), ctx.options.line
+        twin.plot([tflops.get(c[3]) for c in configs], positions, linestyle=line.linestyle,
+                  marker="o", color=line.color, label="TFLOP/s")
         twin.set_xlabel("TFLOP/s (as the logs print)")
     else:
         item.notes.append("No TFLOP/s line: the logs print none.")

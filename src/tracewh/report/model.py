@@ -75,12 +75,44 @@ class Report:
         return [f"{i.title}: {i.skipped}" for i in self.items if i.failed]
 
 
+LINE_STYLES = {"solid": "-", "dashed": "--", "dotted": ":", "dashdot": "-."}
+
+
+@dataclass(frozen=True)
+class Line:
+    """How the lines on a second axis are drawn (TFLOP/s, tokens/s): a style of LINE_STYLES and a
+    matplotlib color."""
+    style: str = "dotted"
+    color: str = "tab:red"
+
+    @property
+    def linestyle(self) -> str:
+        return LINE_STYLES[self.style]
+
+
 @dataclass
 class Options:
     size: tuple[float, float] = DEFAULT_SIZE
     formats: tuple[str, ...] = DEFAULT_FORMATS
     dpi: int = DEFAULT_DPI
     second_axis: str = "auto"
+    line: Line = field(default_factory=Line)
+
+
+def parse_line(text: str) -> Line:
+    """'dotted,red' or 'dashed' or '#882255' -> Line; either part may be left out."""
+    style, color = Line.style, Line.color
+    for part in (p.strip() for p in (text or "").split(",") if p.strip()):
+        if part in LINE_STYLES:
+            style = part
+        else:
+            from matplotlib.colors import is_color_like
+
+            if not is_color_like(part):
+                raise ReportError(f"--line {text!r}: {part!r} is neither a style "
+                                  f"({', '.join(LINE_STYLES)}) nor a color (red, tab:red, #882255)")
+            color = part
+    return Line(style, color)
 
 
 def parse_size(text: str) -> tuple[float, float]:
