@@ -68,9 +68,11 @@ $(TRACELENS):
 	$@ -m pip install --quiet --no-deps $(TRACELENS_TGZ)
 	$@ -m pip install --quiet pandas tqdm orjson matplotlib
 
-## Record TraceLens' numbers for tests/test_metrics_peer_tracelens.py (tests/peer/tracelens_1.0.0.json).
-tracelens-numbers: $(TRACELENS)
+## Record TraceLens' numbers for tests/test_metrics_peer_tracelens.py (tests/peer/tracelens_1.0.0.json)
+## and tests/test_metrics_peer_tracelens_collectives.py (tests/peer/tracelens_collectives_1.0.0.json).
+tracelens-numbers: $(TRACELENS) $(BIN)/tracewh
 	$(TRACELENS) tests/peer/tracelens_numbers.py
+	TRACEWH_PYTHON=$(BIN)/python $(TRACELENS) tests/peer/tracelens_collectives.py
 
 ## Rebuild sample_db/ with the project's generator.
 sample: $(BIN)/tracewh

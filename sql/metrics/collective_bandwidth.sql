@@ -1,10 +1,10 @@
 -- metric: collective_bandwidth
--- version: 2
+-- version: 3
 -- summary: Algorithm and bus bandwidth of each collective matched across ranks, as nccl-tests computes them
 -- unit: GB/s
 -- grain: run_id, op_key
--- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
--- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw)
+-- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), binary_units (bool, default false)
+-- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw); TraceLens multi-rank collective report (nccl_implicit_sync: algo bw, bus bw)
 -- uses: clock_offsets, collective_sizes, nccl_ops, scope, sources
 -- complexity: O(n log n) in NCCL ops (hash joins on keys, output sorted)
 -- show: collective, busbw_gbps, full_bytes, t_ns, algbw_gbps, iteration, op_key, run_id
@@ -14,7 +14,9 @@
 --   ranks         ranks it was seen on;  n = group_size when known, else ranks
 --   t_ns          the shortest duration over its ranks (nccl-tests times the fastest view of the
 --                 operation: the others include waiting for late peers)
---   algbw_gbps    full_bytes / t  (bytes per ns = GB/s, 1e9 bytes per second)
+--   algbw_gbps    full_bytes / t  (bytes per ns = GB/s, 1e9 bytes per second, as nccl-tests;
+--                 binary_units=true: GiB/s, 2^30 bytes per second, which TraceLens prints as
+--                 "GB/s": its MB is 2^20 bytes; its comm_latency is this t_ns, in us)
 --   bus_factor    AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll (n-1)/n; others 1
 --   busbw_gbps    algbw_gbps x bus_factor
 --   start_ns, end_ns  first start and last end over its ranks, on the aligned clock
@@ -59,7 +61,10 @@ matched AS (
 rated AS (
     SELECT *,
            bus_factor(collective, n) AS bus_factor,
-           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END AS algbw_gbps
+           CASE WHEN t_ns > 0
+                THEN full_bytes * 1.0 / t_ns
+                     / CASE WHEN getvariable('binary_units') THEN 1.073741824 ELSE 1 END
+           END AS algbw_gbps
     FROM matched
 )
 SELECT
