@@ -20,7 +20,8 @@
 CREATE OR REPLACE MACRO collective_arrivals() AS TABLE
 WITH __ca_ops AS (
     -- each matched operation's first kernel, and the call that launched it (a hash join on the
-    -- kernel's file, process, correlation id and start: gpu_ops.launch_ns is kept at ingest)
+    -- kernel's file, process, correlation id and start: gpu_ops.launch_ns is kept at ingest;
+    -- an NCCL kernel is of kind comm, which lets the scan skip the other kernels' names)
     SELECT n.run_id, n.op_key, n.rank,
            arg_min(n.rank_key, n.start_ns) AS rank_key,
            arg_min(n.device_id, n.start_ns) AS device_id,
@@ -30,7 +31,7 @@ WITH __ca_ops AS (
     FROM nccl_ops n
     LEFT JOIN gpu_ops g
            ON g.file_id = n.file_id AND g.pid = n.pid AND g.correlation_id = n.correlation_id
-          AND g.start_ns = n.start_ns AND g.op = 'kernel'
+          AND g.start_ns = n.start_ns AND g.op = 'kernel' AND g.kind = 'comm'
     WHERE n.op_key IS NOT NULL AND n.collective NOT IN ('Send', 'Recv', 'SendRecv')
     GROUP BY n.run_id, n.op_key, n.rank
 )
