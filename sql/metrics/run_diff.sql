@@ -70,14 +70,24 @@ gpu AS (
     GROUP BY rank_key, iteration, name
 ),
 nvtx AS (
+    -- a range's iteration is looked up only when a side keeps some iterations: that join
+    -- sorts every range (millions in an autograd-NVTX capture), and without one it is unused
     SELECT n.run_id, n.rank, n.name, n.dur_ns,
            CASE WHEN n.start_ns < i.end_ns THEN i.iteration END AS iteration
     FROM nvtx_ranges n
     ASOF LEFT JOIN iterations i
         ON i.run_id = n.run_id AND i.rank = n.rank AND n.start_ns >= i.start_ns
     WHERE 'nvtx' IN (SELECT level FROM wanted)
+      AND (getvariable('base_iteration') IS NOT NULL OR getvariable('test_iteration') IS NOT NULL)
       AND n.run_id IN (SELECT run_id FROM sides)
       AND n.kind IN ('push_pop', 'start_end', 'annotation') AND n.end_ns IS NOT NULL
+    UNION ALL
+    SELECT run_id, rank, name, dur_ns, NULL
+    FROM nvtx_ranges
+    WHERE 'nvtx' IN (SELECT level FROM wanted)
+      AND getvariable('base_iteration') IS NULL AND getvariable('test_iteration') IS NULL
+      AND run_id IN (SELECT run_id FROM sides)
+      AND kind IN ('push_pop', 'start_end', 'annotation') AND end_ns IS NOT NULL
 ),
 ops AS (
     SELECT 'kernel' AS level, k.run_id, k.rank, g.iteration,
