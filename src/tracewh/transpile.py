@@ -31,7 +31,6 @@ DuckDB -> Spark / Trino generation.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import math
 import re
@@ -140,12 +139,9 @@ def default_catalog() -> Catalog:
 
 def lake_catalog(lake: str | Path) -> Catalog:
     """The views of an exported lake, from its manifest.json (the schemas export wrote)."""
-    path = Path(lake) / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text())
-    except OSError:
-        raise TranspileError(f"{path}: no lake manifest here - run 'tracewh export {lake}' "
-                             "first") from None
+    from .lake import read_manifest
+
+    manifest = read_manifest(lake)
     schemas = {view: [tuple(c) for c in columns] for view, columns in manifest["schemas"].items()}
     return Catalog(schemas, _empty_warehouse())
 
