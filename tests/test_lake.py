@@ -62,13 +62,7 @@ def _sorted(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda row: repr(list(row.values())))
 
 
-# read op_shapes (every distinct op shape: a table of no run, which a lake does not hold)
-NOT_ON_A_LAKE = {"op_efficiency", "roofline"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(m.name, marks=[pytest.mark.xfail(reason="reads op_shapes", strict=True)]
-                 if m.name in NOT_ON_A_LAKE else []) for m in list_metrics()])
+@pytest.mark.parametrize("name", [m.name for m in list_metrics()])
 def test_metric_on_the_lake_equals_the_warehouse(exported, over_lake, name):
     # the warehouse without a Session's guards: they would lock the settings of the file's
     # database for every connection this process opens to it while this one is open
