@@ -405,7 +405,8 @@ def query(
     units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
     engine: Annotated[str, typer.Option(
-        "--engine", help="duckdb (the warehouse) or spark (a Parquet lake, --lake)")] = "duckdb",
+        "--engine", help="duckdb (the warehouse, or a lake with --lake) or spark (a lake, "
+                         "--lake)")] = "duckdb",
     lake: LakeOption = None,
     memory_limit: QueryMemoryOption = "1GB",
     timeout: TimeoutOption = None,

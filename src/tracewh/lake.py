@@ -129,7 +129,8 @@ def _lake_view(lake: Path, view: str, columns: list, runs: list[str]) -> str:
                            for name, kind in columns)
     if not runs or not folder.is_dir():  # no rows: the columns alone
         nulls = ", ".join(f"NULL AS {_quoted(name)}" for name, _ in columns)
-        return f"CREATE VIEW {_quoted(view)} AS SELECT {projection} FROM (SELECT {nulls}) WHERE false"
+        return (f"CREATE VIEW {_quoted(view)} AS SELECT {projection} "
+                f"FROM (SELECT {nulls}) WHERE false")
     files = _literal(f"{folder}/*/*.parquet")
     wanted = ", ".join(_literal(run) for run in runs)
     return (f"CREATE VIEW {_quoted(view)} AS SELECT {projection} FROM read_parquet({files}, "
