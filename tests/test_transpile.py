@@ -19,7 +19,9 @@ from tracewh.generate.kineto import MemoryEvent, write_memory_trace
 from tracewh.generate.nsys import JobSpec, generate_job
 from tracewh.cli import app
 from tracewh.metrics import bind_values, find_metric, list_metrics, run_metric
+from tracewh.export import lake_views
 from tracewh.transpile import (
+    Catalog,
     TranspileError,
     default_catalog,
     load_macros,
@@ -294,6 +296,41 @@ def test_window_count_distinct_and_union_by_name():
     rewritten = rewrite(sql)
     assert "DISTINCT" not in rewritten.upper() and "BY NAME" not in rewritten.upper()
     assert duckdb.sql(rewritten).fetchall() == want
+
+
+def test_named_window_in_arithmetic_is_parenthesized_for_spark():
+    """Spark reads `sum(n) OVER w - n` as a window named `w-n` (queue_length failed so)."""
+    sql = """WITH t(n) AS (VALUES (1), (2), (4))
+             SELECT n, sum(n) OVER w - n AS below FROM t WINDOW w AS (ORDER BY n) ORDER BY n"""
+    spark = to_target_ast(sql, "spark", {}, {}, default_catalog()).sql("spark")
+    assert re.search(r"\(SUM\(t\.n\) OVER w\) - t\.n", spark), spark
+    assert duckdb.sql(sql).fetchall() == [(1, 0), (2, 1), (4, 3)]
+
+
+def test_a_view_the_lake_lacks_is_read_from_its_definition(warehouse):
+    """A lake holds the views with a run_id (not launch_cpu_ops, the link op_summary reads):
+    the transpiler reads such a view from its definition, with the same rows."""
+    full = default_catalog()
+    lake = Catalog({view: columns for view, columns in full.schemas.items()
+                    if view in lake_views(full.con)}, full.con)
+    assert "launch_cpu_ops" not in lake.schemas
+    metric = find_metric("op_summary")
+    con = tracewh.connect(warehouse, read_only=True)
+    bare = duckdb.connect()
+    try:
+        for view in lake.schemas:
+            bare.register(view, con.sql(f"SELECT * FROM {view}").to_arrow_table())
+        want = run_metric(con, metric, {}).to_pylist()
+        tree = to_target_ast(metric.query, "duckdb", bind_values(metric, {}),
+                             {p.name: p.type for p in metric.params}, lake, label="op_summary")
+        assert "launch_cpu_ops " not in tree.sql("duckdb") + " "
+        got = bare.sql(tree.sql("duckdb")).to_arrow_table().to_pylist()
+        want = [{k: v for k, v in r.items() if k not in ("metric", "version")} for r in want]
+        assert want and len(want) == len(got)
+        assert_same_rows("op_summary", want, got, is_ordered("op_summary"))
+    finally:
+        con.close()
+        bare.close()
 
 
 def test_empty_over_follows_the_sorted_subquery():

@@ -4,7 +4,7 @@
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional), kernel_time (text, default own), peaks (text, default datasheet)
--- uses: device_peaks, op_kernels, op_shapes, op_shapes_recorded, scope
+-- uses: device_peaks, op_kernels, op_shapes_recorded, perf_ops, scope
 -- complexity: O(n log n) in kernels and CPU ops (the launch link's sweep, launch_cpu_ops; hash joins)
 -- see: TraceLens PerfModel and perf report (ops_summary by shape)
 -- show: name, input_dims, tflops_per_s, pct_of_bound, bound, gpu_ns, instances, gflops, reason, run_id
@@ -71,7 +71,8 @@ grouped AS (
            sum(p.kernels) AS kernels,
            CAST(sum(p.gpu_ns) AS BIGINT) AS gpu_ns
     FROM per_shape p
-    JOIN op_shapes s USING (shape_id)
+    JOIN (SELECT DISTINCT shape_id, name, input_dims, input_types, concrete_inputs, family, dtype,
+                           flops, bytes FROM perf_ops) s USING (shape_id)
     GROUP BY ALL
 ),
 peaks AS (  -- per rank: the matrix (m*) and vector (v*) rates of the table asked for (peaks);

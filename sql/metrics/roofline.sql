@@ -4,7 +4,7 @@
 -- unit: TFLOP/s
 -- grain: run_id, family, device, dtype
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), device (text, optional)
--- uses: device_peaks, op_kernels, op_shapes
+-- uses: device_peaks, op_kernels, perf_ops
 -- complexity: O(n) in kernels of modelled ops (hash joins on shape and launch ids, a hash aggregate per family)
 -- see: op_efficiency (the same ops per shape); Williams, Waterman, Patterson: Roofline (CACM 2009)
 -- show: family, tflops_per_s, gpu_pct, intensity, peak_tflops, device, reason, run_id
@@ -41,7 +41,7 @@ modelled AS (  -- the shapes with FLOPs, bytes and kernel time, and their rank's
                         WHEN 'bf16' THEN p.bf16_tflops WHEN 'fp16' THEN p.fp16_tflops
                         WHEN 'fp8' THEN p.fp8_tflops END AS peak_tflops
     FROM launched l
-    JOIN op_shapes s USING (shape_id)
+    JOIN (SELECT DISTINCT shape_id, family, dtype, flops, bytes FROM perf_ops) s USING (shape_id)
     LEFT JOIN rank_device_peaks(getvariable('device')) p USING (run_id, rank)
     WHERE s.flops > 0 AND s.bytes > 0 AND l.gpu_ns > 0
 ),

@@ -71,6 +71,9 @@ DbOption = Annotated[
     typer.Option("--db", help="Warehouse file", dir_okay=False,
                  show_default="./tracewh.duckdb or $TRACEWH_DB"),
 ]
+LakeOption = Annotated[Optional[Path], typer.Option(
+    "--lake", help="Read a Parquet lake written by 'tracewh export' instead of a warehouse",
+    file_okay=False)]
 FormatOption = Annotated[Optional[Format], typer.Option(
     "--format", "-f", help="Output format", show_default="from the -o extension, else table")]
 
@@ -126,23 +129,28 @@ def _fail(message: str, code: int = 1) -> None:
 # does it through one of these two, which close it whatever happens; a failure is said in one
 # line by the group (_OneLineErrors).
 @contextmanager
-def _session(db: Path | None, wait: float, **options):
-    """A Session (session.py) on the warehouse for one command: read-only, locked down, closed
-    at the end; a damaged file met while reading is said with what to run."""
+def _session(db: Path | None, wait: float, lake: Path | None = None, **options):
+    """A Session (session.py) on the warehouse, or with `lake` on a Parquet lake, for one
+    command: read-only, locked down, closed at the end; a damaged file met while reading is
+    said with what to run."""
     import duckdb
 
     from .mistakes import duckdb_message
     from .session import Session
 
-    path = _db(db)
-    with Session(path, wait=wait, on_wait=_waiting, bound_process=_own_process(),
-                 **options) as session:
+    if lake is not None and db is not None:
+        raise TracewhError("--db and --lake: give one (the warehouse, or a lake exported from one)")
+    path = lake if lake is not None else _db(db)
+    with (Session.of_lake(lake, bound_process=_own_process(), **options) if lake is not None
+          else Session(path, wait=wait, on_wait=_waiting, bound_process=_own_process(),
+                       **options)) as session:
         try:
             yield session
         except duckdb.Error as exc:  # e.g. a damaged page met while reading
             if isinstance(exc, duckdb.InterruptException) or storage_fault(exc, "read"):
                 raise
-            raise TracewhError(f"{path}: {duckdb_message(exc)} - 'tracewh check' tells what "
+            check = f"'tracewh export --check {path}'" if lake is not None else "'tracewh check'"
+            raise TracewhError(f"{path}: {duckdb_message(exc)} - {check} tells what "
                                "is damaged") from None
 
 
@@ -396,17 +404,16 @@ def query(
     units: UnitsOption = Units.auto,
     wait: WaitOption = 60.0,
     engine: Annotated[str, typer.Option(
-        "--engine", help="duckdb (the warehouse) or spark (a Parquet lake, --lake)")] = "duckdb",
-    lake: Annotated[Optional[Path], typer.Option(
-        "--lake", help="Lake folder written by 'tracewh export' (--engine spark)",
-        file_okay=False)] = None,
+        "--engine", help="duckdb (the warehouse, or a lake with --lake) or spark (a lake, "
+                         "--lake)")] = "duckdb",
+    lake: LakeOption = None,
     memory_limit: QueryMemoryOption = "1GB",
     timeout: TimeoutOption = None,
     fail: Annotated[bool, typer.Option(
         "--fail", help="Exit 1 when a row says worse = true (regressions: a CI gate)")] = False,
 ) -> None:
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
-    or, with --engine spark, over a Parquet lake on a local Spark session.
+    or over a Parquet lake (--lake), by DuckDB or, with --engine spark, a local Spark session.
 
     What a metric computes and the parameters it takes: 'tracewh metrics show METRIC'.
 
@@ -414,6 +421,7 @@ def query(
 
     \b
         tracewh query gpu_kernel_summary --param rank=0 --format csv
+        tracewh query idle_gaps --lake lake/
         tracewh query temporal_breakdown --engine spark --lake lake/
     """
     from .metrics import bind_values, find_metric
@@ -422,8 +430,6 @@ def query(
     chosen = find_metric(metric)  # parses and checks the metric before it runs
     if engine not in ("duckdb", "spark"):
         raise TracewhError(f"--engine {engine!r}: use duckdb or spark")
-    if lake is not None and engine != "spark":
-        raise TracewhError("--lake is read by --engine spark; the duckdb engine reads --db")
     if engine == "spark":
         if lake is None:
             raise TracewhError("--engine spark reads a Parquet lake: pass --lake DIR "
@@ -434,7 +440,7 @@ def query(
               max_rows, err, units=units, title_columns=True,
               show=chosen.show)
         return
-    with _session(db, wait, memory_limit=memory_limit, timeout=timeout) as session:
+    with _session(db, wait, lake, memory_limit=memory_limit, timeout=timeout) as session:
         result = session.query(chosen, params)
         if fail and "worse" not in result.column_names:
             raise TracewhError(f"--fail: {chosen.name} has no 'worse' column to judge by "
@@ -486,8 +492,10 @@ def sql(
     wait: WaitOption = 60.0,
     memory_limit: QueryMemoryOption = "1GB",
     timeout: TimeoutOption = None,
+    lake: LakeOption = None,
 ) -> None:
-    """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse.
+    """Run one ad-hoc read-only query (SELECT, DESCRIBE, SUMMARIZE) over the warehouse (or a
+    lake, --lake).
 
     Writes, ATTACH, COPY, INSTALL/LOAD, SET/RESET/PRAGMA and reading files are refused.
 
@@ -507,19 +515,20 @@ def sql(
         except OSError as exc:
             raise TracewhError(f"{file}: cannot read: {exc.strerror or exc}") from None
     parse_one_statement(statement)  # refuse what cannot be checked before opening anything
-    with _session(db, wait, memory_limit=memory_limit, timeout=timeout) as session:
+    with _session(db, wait, lake, memory_limit=memory_limit, timeout=timeout) as session:
         write(session.sql(statement), fmt, output, max_rows, err, units=units)
 
 
 @app.command()
 def runs(db: DbOption = None, fmt: FormatOption = None, output: OutputOption = None,
          units: UnitsOption = Units.auto, wait: WaitOption = 60.0,
-         memory_limit: QueryMemoryOption = "1GB") -> None:
-    """List the runs in the warehouse: when and how long, ranks present against the world
-    size, hosts, GPUs, iterations, warnings, and what looks wrong (sql/run_context.sql)."""
+         memory_limit: QueryMemoryOption = "1GB", lake: LakeOption = None) -> None:
+    """List the runs in the warehouse (or a lake, --lake): when and how long, ranks present
+    against the world size, hosts, GPUs, iterations, warnings, and what looks wrong
+    (sql/run_context.sql)."""
     from .session import run_context
 
-    with _session(db, wait, memory_limit=memory_limit) as session:
+    with _session(db, wait, lake, memory_limit=memory_limit) as session:
         result = run_context(session.con)
         write(result, fmt, output, 10_000, err, units=units, show=(
             "run_id", "span_ns", "iterations", "ranks", "world_size", "gpus", "hosts", "note"))

@@ -50,13 +50,23 @@ class Session:
         self.timeout = timeout
         self.con = open_read_only(self.path, wait=wait, on_wait=on_wait)
         self._owned = True
-        try:
-            self._guard(memory_limit, lock)
-            if bound_process and memory_limit is not None:
-                bound_process_memory(self.con)
-        except BaseException:
-            self.close()
-            raise
+        self._guard(memory_limit, lock, bound_process)
+
+    @classmethod
+    def of_lake(cls, lake: str | Path, *, memory_limit: str | None = None,
+                timeout: float | None = None, bound_process: bool = False) -> Session:
+        """A session over a Parquet lake written by `tracewh export` (tracewh.lake), with no
+        warehouse file: the same metrics, checks and guards (file access within the lake)."""
+        from .lake import connect_lake
+        from .warehouse import checked_memory_limit
+
+        if memory_limit is not None:
+            checked_memory_limit(memory_limit)
+        session = cls.__new__(cls)
+        session.path, session.timeout, session._owned = Path(lake), timeout, True
+        session.con = connect_lake(lake)
+        session._guard(memory_limit, True, bound_process)
+        return session
 
     @classmethod
     def over(cls, con: duckdb.DuckDBPyConnection) -> Session:
@@ -66,13 +76,20 @@ class Session:
         session.path, session.timeout, session.con, session._owned = None, None, con, False
         return session
 
-    def _guard(self, memory_limit: str | None, lock: bool) -> None:
+    def _guard(self, memory_limit: str | None, lock: bool, bound_process: bool) -> None:
+        """The guards on the connection just opened (closed again if they fail)."""
         from .warehouse import set_memory_limit
 
-        if lock:
-            lock_down(self.con, memory_limit)
-        elif memory_limit is not None:
-            set_memory_limit(self.con, memory_limit)
+        try:
+            if lock:
+                lock_down(self.con, memory_limit)
+            elif memory_limit is not None:
+                set_memory_limit(self.con, memory_limit)
+            if bound_process and memory_limit is not None:
+                bound_process_memory(self.con)
+        except BaseException:
+            self.close()
+            raise
 
     # --- what the warehouse holds -----------------------------------------------------------
 

@@ -13,7 +13,6 @@ pyspark is an optional dependency: `pip install 'tracewh[spark]'` (and a Java 17
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import shutil
 import tempfile
@@ -24,6 +23,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .errors import TracewhError
+from .lake import read_manifest
 from .metrics import Metric
 from .transpile import lake_catalog, metric_ast, split_shared_ctes
 
@@ -85,11 +85,7 @@ def _spark_type(duckdb_type: str) -> str:
 def register_lake(spark, lake: str | Path) -> list[str]:
     """Register every view of the lake as a Spark temporary view; returns their names."""
     lake = Path(lake).resolve()
-    manifest_path = lake / "manifest.json"
-    if not manifest_path.exists():
-        raise TracewhError(f"{manifest_path}: no lake manifest here - run "
-                           f"'tracewh export {lake}' first")
-    manifest = json.loads(manifest_path.read_text())
+    manifest = read_manifest(lake)
     names = []
     for view, columns in manifest["schemas"].items():
         frame = spark.read.parquet(str(lake / view))

@@ -11,7 +11,8 @@ SQL that reads only the public views (the tables of a Parquet lake, `tracewh exp
 3. macros: scalar macros of sql/lib/*.sql (`kernel_kind(name)`, ...) are inlined as
    expressions; table macros (`intervals_union(ops)`, ... taking a table NAME through
    `query_table`, or a value: `training_steps(getvariable('step_pattern'))`) are inlined as
-   CTEs of their own, hoisted before the CTE that calls them;
+   CTEs of their own, hoisted before the CTE that calls them; a view of sql/views the target
+   lacks (a lake holds no `launch_cpu_ops`: it has no run_id) is read from its definition;
 4. `AS [NOT] MATERIALIZED` is dropped; `SELECT * EXCLUDE (...) REPLACE (...)` and every other
    star are expanded from the view schemas (sqlglot's qualify); `UNION ALL BY NAME` is aligned
    by name; `ASOF [LEFT] JOIN` becomes an equi-join on the right side's next (or previous) key;
@@ -19,7 +20,9 @@ SQL that reads only the public views (the tables of a Parquet lake, `tracewh exp
    subquery gets that order explicitly (a row number taken where the rows are sorted);
 5. dialect details sqlglot leaves to us: division by zero is NULL (`a / nullif(b, 0)`), 1-based
    list subscripts, `range(a, b)` never runs backwards, `count(DISTINCT x) OVER`, `HUGEINT`,
-   printf's `%f` of a DECIMAL, and Spark cannot nest a generator in an expression (a
+   printf's `%f` of a DECIMAL, row numbers and ranks as BIGINT (Spark's are INT), a named
+   window in arithmetic (`(sum(n) OVER w) - n`: Spark reads `w - n` as one identifier), and
+   Spark cannot nest a generator in an expression (a
    `LATERAL VIEW` instead).
 
 `split_shared_ctes` then lets an engine compute once the CTEs a query reads more than once.
@@ -31,7 +34,6 @@ DuckDB -> Spark / Trino generation.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import math
 import re
@@ -140,12 +142,9 @@ def default_catalog() -> Catalog:
 
 def lake_catalog(lake: str | Path) -> Catalog:
     """The views of an exported lake, from its manifest.json (the schemas export wrote)."""
-    path = Path(lake) / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text())
-    except OSError:
-        raise TranspileError(f"{path}: no lake manifest here - run 'tracewh export {lake}' "
-                             "first") from None
+    from .lake import read_manifest
+
+    manifest = read_manifest(lake)
     schemas = {view: [tuple(c) for c in columns] for view, columns in manifest["schemas"].items()}
     return Catalog(schemas, _empty_warehouse())
 
@@ -232,6 +231,7 @@ def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict
     tree = sqlglot.parse_one(sql, read="duckdb")
     _bind_variables(tree, values, types)
     tree = _fold_constant_calls(tree, catalog.con, macros, label)
+    _inline_missing_views(tree, catalog, label)
     _inline_table_macros(tree, macros, itertools.count(1))
     # after the table macros: relative_window(...) and its like become constant CTEs too
     tree = _fold_constant_ctes(tree, catalog.con, label)
@@ -387,6 +387,42 @@ def _inline_scalar_macros(tree: exp.Expression, macros: dict[str, Macro]) -> exp
                     column.replace(exp.paren(args[column.name.lower()].copy(), copy=False))
             call.replace(exp.paren(body, copy=False))
     raise TranspileError("scalar macros call each other without end")
+
+
+def _inline_missing_views(tree: exp.Expression, catalog: Catalog, label: str) -> None:
+    """A view of sql/views the target lacks (a lake holds the views with a run_id column, so
+    not launch_cpu_ops, a link from call to op) is read from its definition, as a subquery."""
+    owner = {view: module.path for module in load_modules().values() for view in module.views}
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for _ in range(20):  # a view's definition may read another view the target lacks
+        missing = [t for t in tree.find_all(exp.Table)
+                   if isinstance(t.this, exp.Identifier) and not t.args.get("db")
+                   and t.name.lower() in owner and t.name.lower() not in catalog.schemas
+                   and t.name.lower() not in ctes]
+        if not missing:
+            return
+        for table in missing:
+            body = _view_definition(owner[table.name.lower()], table.name.lower())
+            if body is None:
+                raise TranspileError(f"{label}: reads {table.name}, which the target lacks")
+            table.replace(exp.Subquery(this=body.copy(), alias=table.args.get("alias")
+                                       or exp.TableAlias(this=exp.to_identifier(table.name))))
+    raise TranspileError(f"{label}: views read each other without end")
+
+
+@lru_cache(maxsize=16)
+def _view_definition(path: Path, name: str) -> exp.Query | None:
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # the file's macros may fall back to a Command
+    try:
+        statements = sqlglot.parse(path.read_text(), read="duckdb")
+    finally:
+        quiet.setLevel(level)
+    return next((statement.expression for statement in statements
+                 if isinstance(statement, exp.Create)
+                 and str(statement.args.get("kind") or "").upper() == "VIEW"
+                 and statement.this.name.lower() == name), None)
 
 
 def _table_macro_call(node: exp.Expression, macros: dict[str, Macro]) -> bool:
@@ -691,6 +727,18 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
             node.replace(_window_count_distinct(node))
         elif dialect == "duckdb":
             continue
+        elif (dialect == "spark" and isinstance(node, exp.Window)
+                and (isinstance(node.this, (exp.RowNumber, exp.Rank, exp.DenseRank))
+                     or (isinstance(node.this, exp.Anonymous)
+                         and node.this.name.lower() in ("row_number", "rank", "dense_rank")))
+                and not isinstance(node.parent, exp.Cast)):
+            # Spark's are INT, DuckDB's BIGINT: `(row_number() - 1) << 40` overflowed
+            node.replace(exp.cast(node.copy(), "BIGINT"))
+        elif (isinstance(node, exp.Window) and node.args.get("alias") is not None
+                and not node.args.get("partition_by") and not node.args.get("order")
+                and isinstance(node.parent, exp.Binary)):
+            # `sum(n) OVER w - n`: Spark reads `w - n` as one (invalid) identifier w-n
+            node.replace(exp.paren(node.copy()))
         elif (isinstance(node, exp.Anonymous) and node.name.lower() in ("printf", "format")
                 and node.expressions and isinstance(node.expressions[0], exp.Literal)):
             # %f of a DECIMAL (DuckDB's 100.0) fails in Spark's formatter: pass a DOUBLE
