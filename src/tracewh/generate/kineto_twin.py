@@ -9,8 +9,9 @@ Process Group Name/Ranks, Seq, Comms Id). So both profilers' pictures of one job
 
 What differs, as it does between the two profilers: Kineto sees one operation per kernel, so a
 grouped NCCL call (the p2p Send + Recv, the AllGather + ReduceScatter group) is one
-``"coalesced"`` operation without sizes, as ProcessGroupNCCL::endCoalescing records it, where
-nsys' payloads name each operation of the group. Element counts are bytes / 4 (dtype Float);
+``"coalesced"`` operation with 0 elements (the record_param_comms PyTorch's coalescing manager
+writes for a group; not checked against a real trace: none here has one), where nsys'
+payloads name each operation of the group. Element counts are bytes / 4 (dtype Float);
 NCCL's payload carries bytes only. Process groups are named "0", "1", ... in order of first use.
 """
 
