@@ -164,3 +164,52 @@ def test_gpu_utilization_shows_the_sm_active_counter_beside_busy_time(job):
     # the counter follows the compute kernels: never above the bin's busy time
     assert all(r["sm_active_pct"] <= r["busy_pct"] + 100 * 100_000 / (r["bin_end_ns"] - r["bin_start_ns"])
                for r in got)
+
+
+def test_the_report_draws_the_counters(job, tmp_path):
+    """The report's 'Hardware counters' figure: per rank, busy time and the SMs Active counter
+    as gpu_utilization gives them, and each link counter's mean and max GB/s and peak as
+    link_utilization gives them; a run without counters leaves the figure out, saying why."""
+    from tracewh.report import Item, Options, draw, figures_hardware, model
+    from tracewh.session import Session
+
+    con, _, _ = job
+    (run,) = [r for (r,) in con.execute("SELECT DISTINCT run_id FROM ranks").fetchall()]
+    ctx = model._Context(model._Metrics(Session.over(con)), Options((6, 5), ("png",), 60), [run])
+    item = Item(f"counters_{run}", "t", "10")
+    fig = figures_hardware.fig_counters(ctx, item, run)
+    draw._save(fig, item, tmp_path, ctx.options)
+    assert [u.name for u in item.uses] == ["gpu_utilization", "link_utilization"]
+    top, bottom = fig.axes
+    bins = rows(con, "gpu_utilization", run=run)
+    for rank in range(4):
+        mine = sorted((r for r in bins if r["rank"] == rank), key=lambda r: r["bin"])
+        busy, sm = (next(l for l in top.get_lines() if l.get_label() == f"rank {rank} {what}")
+                    for what in ("busy", "SMs active"))
+        assert list(busy.get_ydata()) == [r["busy_pct"] for r in mine]
+        assert list(sm.get_ydata()) == [r["sm_active_pct"] for r in mine]
+        assert len(mine) == 30 and all(v is not None for v in sm.get_ydata())
+    links = rows(con, "link_utilization", run=run)
+    assert sorted(p.get_width() for p in bottom.patches) == sorted(r["mean_gbps"] for r in links)
+    assert len(links) == 4 * 4 + 2 * 2  # NVLink and PCIe RX/TX per GPU, IB RX/TX per host
+    peaks = bottom.collections[-1].get_offsets()[:, 0]
+    assert sorted(peaks) == sorted(r["peak_gbps"] for r in links if r["peak_gbps"] is not None)
+    assert any("inter-node link unknown" in note for note in item.notes)
+    assert item.files["png"].stat().st_size > 1000
+
+
+def test_the_report_leaves_the_counters_out_without_them(tmp_path):
+    from tracewh.report import Item, Options, model
+    from tracewh.report.figures_hardware import fig_counters
+    from tracewh.report.model import Skip
+    from tracewh.session import Session
+
+    truth = generate_job(tmp_path / "t", JobSpec(world_size=2, iterations=1))
+    con = ingested(tmp_path / "t", tmp_path / "wh.duckdb")
+    try:
+        ctx = model._Context(model._Metrics(Session.over(con)), Options(), ["t"])
+        with pytest.raises(Skip, match="no hardware counters in this run"):
+            fig_counters(ctx, Item("counters_t", "t", "10"), "t")
+    finally:
+        con.close()
+    assert truth.files

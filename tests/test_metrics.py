@@ -467,7 +467,7 @@ def test_a_changed_macro_fails_the_check_of_every_metric_that_reads_it(sql_copy)
     assert sorted(p.split(": ")[1].split(" ")[0] for p in problems) == USES_STEPS
     assert all("a module it reads or a script making its rows (" in p and "training_steps" in p
                for p in problems)
-    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v2, host_breakdown v3, iteration_time v3, memory_by_phase v4, nvtx_phases"):
+    with pytest.raises(MetricError, match="will not overwrite .*breakdown_diff v3, host_breakdown v3, iteration_time v4, memory_by_phase v4, nvtx_phases"):
         metrics.update_lock(sql_root=sql_copy)
     assert not (sql_copy / "metrics.changes").exists()
 
@@ -542,12 +542,12 @@ def test_same_answers_relocks_with_a_dated_reason(sql_copy):
     assert len(metrics.check_lock(sql_root=sql_copy)) == len(USES_STEPS)
     relocked = metrics.update_lock(sql_root=sql_copy, same_answers="  NOT (x IS NOT NULL)\n is x IS NULL ")
     assert relocked == [f"{m} v{v} locked again: NOT (x IS NOT NULL)\n is x IS NULL"
-                        for m, v in zip(USES_STEPS, (2, 3, 3, 4, 4, 2, 11, 5))]
+                        for m, v in zip(USES_STEPS, (3, 3, 4, 4, 4, 3, 11, 6))]
     assert metrics.check_lock(sql_root=sql_copy) == []
     log = (sql_copy / "metrics.changes").read_text().splitlines()
     today = datetime.now(timezone.utc).date().isoformat()
-    assert log[-1] == (f"{today}\tbreakdown_diff v2, host_breakdown v3, iteration_time v3, memory_by_phase v4, "
-                       "nvtx_phases v4, regressions v2, scaling v11, throughput v5\tNOT (x IS NOT NULL) is x IS NULL")
+    assert log[-1] == (f"{today}\tbreakdown_diff v3, host_breakdown v3, iteration_time v4, memory_by_phase v4, "
+                       "nvtx_phases v4, regressions v3, scaling v11, throughput v6\tNOT (x IS NOT NULL) is x IS NULL")
     assert all(line.startswith("#") for line in log[:-1])
     with pytest.raises(MetricError, match="will not overwrite"):  # a blank reason is no reason
         edit(sql_copy / "lib" / "training_steps.sql", "NOT (step_pattern IS NOT NULL)",

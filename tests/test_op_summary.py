@@ -90,6 +90,22 @@ def test_one_iteration_keeps_its_launchers(job):
     assert one["aten::addmm"]["calls"] == LAYERS and one["aten::mm"]["calls"] == 5 * LAYERS
 
 
+def test_window_keeps_the_launchers_of_the_steps_it_covers(job):
+    """window (relative to the rank's source, as nsys --filter-time) around the second step keeps
+    the launchers iteration_from/to keeps for it, and the same as its UTC bounds."""
+    con, truth = job
+    number, start, end = truth.iterations[0][1]
+    (origin,) = con.execute("SELECT DISTINCT s.origin_ns FROM sources s JOIN ranks USING (file_id) "
+                            "WHERE rank = 0").fetchone()
+    window = f"{start - origin}/{end - origin}"
+    calls = lambda rows: {r["name"]: (r["calls"], r["direct_gpu_ns"]) for r in rows}  # noqa: E731
+    got = calls(_rows(con, rank=0, window=window))
+    assert got == calls(_rows(con, rank=0, iteration_from=number, iteration_to=number))
+    assert got == calls(_rows(con, rank=0, start_ns=start, end_ns=end))
+    assert got["aten::addmm"][0] == LAYERS
+    assert sum(c for c, _ in got.values()) * ITERATIONS == sum(c for c, _ in calls(_rows(con, rank=0)).values())
+
+
 # --- the real TraceLens traces ---------------------------------------------------------------
 
 def _busy(spans: list[tuple[int, int]]) -> int:

@@ -35,14 +35,17 @@ SAMPLE_DRAWN = {
     "links_fsdp_4ranks_kineto", "comm_parts_ddp_4ranks", "comm_parts_fsdp_4ranks_kineto",
     "lateness_ddp_4ranks", "lateness_fsdp_4ranks_kineto",
 }
-# the nsys sample has no message sizes; nothing samples memory beside either run
+# the nsys sample has no message sizes; nothing samples memory beside either run; neither
+# sampled the hardware's counters
 SAMPLE_LEFT_OUT = {"bandwidth_ddp_4ranks": "NULL", "links_ddp_4ranks": "full_bytes is NULL",
                    "memory_ddp_4ranks": "no samples",
                    "memory_fsdp_4ranks_kineto": "no samples",
                    **{f"memory_{figure}_{run}": reason for run in ("ddp_4ranks", "fsdp_4ranks_kineto")
                       for figure, reason in (("timeline", "no allocator events"),
                                              ("free", "no free-memory measure"))},
-                   "roofline_ddp_4ranks": "no kernel launched by an op with a model"}
+                   "roofline_ddp_4ranks": "no kernel launched by an op with a model",
+                   **{f"counters_{run}": "no hardware counters in this run"
+                      for run in ("ddp_4ranks", "fsdp_4ranks_kineto")}}
 FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "scaling",
                  "scaling": "scaling", "overlap": "comm_comp_overlap",
                  "bandwidth": "collective_bandwidth", "straggler": "straggler",
@@ -52,7 +55,7 @@ FIGURE_METRIC = {"breakdown_ranks": "temporal_breakdown", "breakdown_runs": "sca
                  "roofline": "roofline", "tflops_runs": "scaling", "host": "host_breakdown",
                  "critpath": "critical_path",
                  "links": "link_efficiency", "comm_parts": "comm_breakdown",
-                 "lateness": "straggler_cause"}
+                 "lateness": "straggler_cause", "counters": "gpu_utilization"}
 
 
 def cli(*args: str):

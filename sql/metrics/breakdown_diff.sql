@@ -1,5 +1,5 @@
 -- metric: breakdown_diff
--- version: 2
+-- version: 3
 -- summary: Two runs side by side (step time, temporal breakdown, overlap, idle causes, collective time by kind, top kernels) with the differences and one sentence naming the largest contributor to the change in step time
 -- unit: ns
 -- grain: section, item
@@ -9,6 +9,7 @@
 -- see: run_diff, scaling, temporal_breakdown, comm_comp_overlap, idle_gaps, iteration_time, gpu_kernel_summary; nsys diff recipe
 -- show: section, item, diff_pct, base_value, test_value, diff
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- base is the run before, test the run after (run_pair: default the first run by run_id and
 -- the next one). One row per (section, item), base and test side by side, from run_measures
 -- (sql/lib/run_measures.sql):

@@ -1,5 +1,5 @@
 -- metric: clock_skew
--- version: 1
+-- version: 2
 -- summary: Per rank clock offset estimated from matched collective ends, and its spread
 -- unit: ns
 -- grain: run_id, rank
@@ -9,6 +9,7 @@
 -- complexity: O(n) in NCCL ops (clock_offsets: hash joins on the collective's key), then per rank
 -- show: rank, offset_ns, method, matched_ops, mad_ns, host, run_id
 --
+-- v2: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- The clock_offsets view, with spreads: per rank the offset to subtract from its raw times
 -- to compare it with the reference rank (0 for ranks on the reference's host), how many
 -- collectives it was matched on, and mad_ns, the median absolute deviation of the per-collective

@@ -9,6 +9,7 @@
 -- complexity: O(n log n) in NCCL ops (hash joins on keys, output sorted)
 -- show: collective, busbw_gbps, full_bytes, t_ns, algbw_gbps, iteration, op_key, run_id
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- A collective is matched across ranks by nccl_ops.op_key; a send or receive is its own rank's
 -- operation (op_key shown as `op_key@rank`). Per collective:
 --   ranks         ranks it was seen on;  n = group_size when known, else ranks

@@ -1,5 +1,5 @@
 -- metric: comm_breakdown
--- version: 2
+-- version: 3
 -- summary: Communication time split into waiting for the last rank, the transfer and the launch, per process group, collective and rank, with the exposed part of each and its share of the step
 -- unit: ns
 -- grain: run_id, process_group, collective, rank, op_key
@@ -9,6 +9,7 @@
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (binned equi-join of compute kernels to the parts, merge of the overlapping ones only)
 -- show: collective, rank, wait_ns, transfer_ns, launch_ns, exposed_step_pct, duration_ns, op_key, process_group, run_id
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- Each collective matched across ranks (collective_waits: the same op_key on two or more ranks;
 -- sends and receives excluded), on each of its ranks, is cut into three parts by four instants
 -- of that rank's clock: the CUDA API call that launched the kernel, the kernel's start (this

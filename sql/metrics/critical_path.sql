@@ -1,5 +1,5 @@
 -- metric: critical_path
--- version: 2
+-- version: 3
 -- summary: The chain of CPU work, launches, GPU ops, syncs and collectives that decided when each step ended, across ranks, with HTA's bound_by classes
 -- unit: ns
 -- grain: run_id, end_rank, instance, seq, bound_by
@@ -9,6 +9,7 @@
 -- see: HTA critical_path_analysis + get_critical_path_breakdown
 -- show: seq, name, dur_ns, bound_by, rank, share, edge_type, instance, path_ns, run_id
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- The dependency graph and the walk are sql/lib/dependency_graph.sql (its header gives every
 -- edge and where it follows HTA 0.5.0). Steps: the rank's iterations (ProfilerStep#N), or with
 -- `annotation` the NVTX ranges / user annotations whose name contains it; `instance` = 0-based

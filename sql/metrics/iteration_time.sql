@@ -1,5 +1,5 @@
 -- metric: iteration_time
--- version: 3
+-- version: 4
 -- summary: Iteration (training step) time per rank and across ranks: median, p90, mean, min, max
 -- unit: ns
 -- grain: run_id, rank, iteration
@@ -9,6 +9,7 @@
 -- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
 -- show: iteration, rank, dur_ns, median_ns, p90_ns, run_id
 --
+-- v4: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- Iterations are the host ranges of the iterations view (ProfilerStep#N, step N, iteration N), or,
 -- with step_pattern, the NVTX ranges whose name matches that regular expression (numbered by the
 -- number in their name when it has one, else in start order per rank). An iteration's time on a

@@ -3,8 +3,8 @@
 -- summary: GPU time of the kernels each CPU op launched, directly and through its subtree, per op name or per (name, input dims, input types)
 -- unit: ns
 -- grain: run_id, rank, name, input_dims, input_types
--- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
--- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, nccl_names, scope
+-- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
+-- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, nccl_names, scope, sources
 -- complexity: O(n log n) in CPU ops and GPU ops (launches by hash join; busy time by intervals_union sweep)
 -- see: TraceLens ops_summary and ops_unique_args (TreePerfAnalyzer.get_kernel_launchers)
 -- show: name, pct_of_gpu_time, subtree_gpu_ns, calls, input_dims, host_ns, run_id
@@ -33,8 +33,9 @@
 -- (ops that overlap without nesting are children, where TraceLens drops them from its tree);
 -- per = 'shape' groups by dims and types only (TraceLens also by strides and concrete inputs);
 -- host_ns is an addition. Scope: run, rank; iteration_from / iteration_to keep launchers of those
--- iterations (CPU ops' iteration: call launchers then drop out); start_ns / end_ns keep
--- launchers whose host time overlaps the window.
+-- iterations (CPU ops' iteration: call launchers then drop out); window (`4s420ms/35s390ms`,
+-- relative to each source's start, as the other summaries take it) and start_ns / end_ns (UTC)
+-- keep launchers whose host time overlaps the window.
 -- Version 2: the same answers, from the stored cpu_ops tree (migration 0017) and the launch
 -- link alone (launch_cpu_ops), without gpu_op_launches' NVTX columns.
 -- Version 3: RCCL and cross_device_reduce kernels are communication too (TraceLens v1.0.0's
@@ -63,7 +64,8 @@ own AS (  -- each launcher's GPU ops, counted before the ops are joined (run and
            min(CASE WHEN NOT nccl THEN launch_ns END) AS launch_ns,
            min(CASE WHEN NOT nccl THEN launch_end_ns END) AS launch_end_ns,
            count(*) FILTER (WHERE NOT nccl) AS direct_kernels,
-           count(*) AS own_ops
+           count(*) AS own_ops,
+           min(file_id) AS file_id  -- one source: a launcher's ops are on its thread
     FROM gpu
     GROUP BY grp
     HAVING count(*) FILTER (WHERE NOT nccl) > 0
@@ -74,9 +76,13 @@ launchers AS MATERIALIZED (  -- launcher instances in scope, with what they are 
            l.direct_kernels, l.own_ops, o.file_id, o.pid, o.tid, o.start_ns, o.end_ns
     FROM own l
     LEFT JOIN ops o ON o.op_id = l.grp
+    LEFT JOIN sources s ON s.file_id = l.file_id
+    CROSS JOIN relative_window(getvariable('window')) w
     WHERE iteration_in(o.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
       AND window_overlaps(coalesce(o.start_ns, l.launch_ns), coalesce(o.end_ns, l.launch_end_ns),
                           getvariable('start_ns'), getvariable('end_ns'))
+      AND relative_window_overlaps(coalesce(o.start_ns, l.launch_ns),
+                                   coalesce(o.end_ns, l.launch_end_ns), s.origin_ns, w.from_ns, w.to_ns)
 ),
 -- An op's subtree launched the GPU ops whose launch call lies in it on its thread (the ops
 -- open at a call are the call's ancestors: cpu_ops' tree rule). In one pass over the calls in

@@ -1,5 +1,5 @@
 -- metric: regressions
--- version: 2
+-- version: 3
 -- summary: Every measure of a series of runs that moved more than a threshold from the series' median
 -- unit: ns
 -- grain: run_id, section, item
@@ -9,6 +9,7 @@
 -- see: breakdown_diff, run_diff, scaling
 -- show: run_id, section, item, deviation_pct, worse, value, series_median
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- A series is runs of the same configuration but for one field or the date. runs: a
 -- comma-separated list of run ids (default: every run). series: a series_id of the series view
 -- (runs that differ in exactly one configuration field): its runs only.

@@ -10,6 +10,7 @@
 --   exposed communication meets the collectives' parts by a binned equi-join)
 -- show: run_id, world_size, step_ns, compute_pct, exposed_comm_pct, idle_pct, bottleneck, sentence
 --
+-- v11: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- One row per run (runs: a comma-separated list of run ids; default every run), ordered by
 -- size. The temporal breakdown of every rank (as temporal_breakdown computes it: W = the rank's
 -- GPU span, split into compute, exposed communication, exposed memory, other and idle) is summed

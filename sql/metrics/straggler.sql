@@ -9,6 +9,7 @@
 -- complexity: O(n log n) in collective waits (hash aggregates, ranking window)
 -- show: rank, is_straggler, arrived_last_pct, total_wait_ns, mean_wait_ns, run_id
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- Collectives (not sends or receives: their peers differ from rank to rank) matched across
 -- ranks by op_key and seen on at least two ranks, from the collective_waits view: times are
 -- aligned across hosts first (raw - clock_offsets.offset_ns). For a collective with aligned

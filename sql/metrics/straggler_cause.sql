@@ -1,5 +1,5 @@
 -- metric: straggler_cause
--- version: 2
+-- version: 3
 -- summary: Per collective, the rank that arrived last, by how much, and what it did instead (data loading, sync waits, OS calls, launch gaps, GPU work) beside the median rank; per rank, how often it was last and whether the culprit is the same every step
 -- unit: ns
 -- grain: run_id, op_key, rank
@@ -9,6 +9,7 @@
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (a scan for the idle stretches: gpu_ops.device_prev_end_ns); host events as idle_gaps (binned equi-joins)
 -- show: op_key, rank, cause, late_ns, why, collective, main_cause, run_id
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- For each collective matched across ranks (collective_waits: sends and receives excluded), with
 -- arrivals (kernel starts) compared on the aligned clock:
 --   rank         the last rank to arrive (ties: the lowest rank)

@@ -9,6 +9,7 @@
 -- complexity: O(n log n) in collective waits
 -- show: op_key, rank, collective, wait_ns, arrived_last, start_skew_ns, run_id
 --
+-- v2: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- One row per rank of each collective matched across ranks by op_key (sends and receives
 -- excluded), from the collective_waits view. Times aligned across hosts (raw - clock offset):
 --   wait_ns        latest aligned start over the collective's ranks - this rank's aligned start

@@ -1,5 +1,5 @@
 -- metric: throughput
--- version: 5
+-- version: 6
 -- summary: Training throughput from run metadata: tokens/s = global batch x sequence length / median iteration time
 -- unit: tokens/s
 -- grain: run_id
@@ -9,6 +9,7 @@
 -- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
 -- show: run_id, tokens_per_s, samples_per_s, tflops_per_gpu, median_iteration_ns, reason
 --
+-- v6: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- One row per run. The iteration time is the median over iterations of the across-rank
 -- iteration time (last aligned end - first aligned start over the ranks), as iteration_time
 -- computes it: iterations from the iterations view or the NVTX ranges matching step_pattern,

@@ -1,5 +1,5 @@
 -- metric: what_if
--- version: 2
+-- version: 3
 -- summary: Upper bound on each step's gain if one thing on its critical path changed: stragglers on time, communication hidden or faster, no launch overhead, no data wait, a kernel faster
 -- unit: ns
 -- grain: run_id, end_rank, instance, scenario
@@ -9,6 +9,7 @@
 -- see: the issue's what-if scenarios; HTA has none
 -- show: scenario, gain_ns, new_step_ns, gain_share, step_ns, path_ns, end_rank, run_id
 --
+-- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- AN UPPER BOUND on the gain: the time the scenario takes off the step's critical path
 -- (critical_path, same parameters); new_step_ns = the step (its range on the rank where the
 -- path ends) less that gain. Another chain of the graph, shorter today, may

@@ -27,7 +27,10 @@ reference_clock AS (
     FROM colls c JOIN reference r ON r.run_id = c.run_id AND r.reference_rank = c.rank
 ),
 diffs AS (
-    SELECT c.run_id, c.clock, c.end_ns - ref.end_ns AS diff_ns, c.rank
+    -- DISTINCT: a grouped kernel (AllGather + ReduceScatter in one NCCL group) is one end seen
+    -- on both clocks, however many operations it ran: one observation, as Kineto sees it
+    SELECT DISTINCT c.run_id, c.clock, c.rank, c.end_ns, ref.end_ns AS ref_end_ns,
+           c.end_ns - ref.end_ns AS diff_ns
     FROM colls c
     JOIN reference r ON r.run_id = c.run_id
     JOIN (SELECT run_id, rank, op_key, min(end_ns) AS end_ns FROM colls GROUP BY ALL) ref
@@ -55,8 +58,8 @@ SELECT
     r.reference_rank,                               -- the rank whose clock is the reference
     CASE WHEN rc.clock IS NOT NULL THEN 0
          ELSE coalesce(p.offset_ns, 0) END AS offset_ns,  -- ns to subtract from this rank's times
-    coalesce(pr.matched_ops, 0) AS matched_ops,     -- collectives matched with the reference
-    coalesce(p.matched, 0) AS host_matched,         -- (collective, rank) pairs behind the host's estimate
+    coalesce(pr.matched_ops, 0) AS matched_ops,     -- collective kernels matched with the reference
+    coalesce(p.matched, 0) AS host_matched,         -- (collective kernel, rank) pairs behind the host's estimate
     CASE WHEN rc.clock IS NOT NULL THEN 0 ELSE s.mad_ns END AS mad_ns,  -- median |diff - offset|, ns
     CASE WHEN rc.clock IS NOT NULL THEN 'reference host'
          WHEN p.offset_ns IS NOT NULL THEN 'collective ends'

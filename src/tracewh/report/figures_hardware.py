@@ -1,8 +1,9 @@
-"""Figures of how close to the hardware: the roofline and TFLOP/s per run."""
+"""Figures of how close to the hardware: the roofline, TFLOP/s per run and the hardware's own
+counters (SMs active beside busy time, link throughput against its peak)."""
 
 from __future__ import annotations
 
-from .draw import MARKERS, PALETTE, _figure, _outside_legend, _stacked_parts
+from .draw import MARKERS, PALETTE, _figure, _outside_legend, _stacked_parts, _thin_ticks, _time_unit
 from .figures_runs import _run_label, _scaling_rows
 from .model import Item, Skip, _Context, _rows
 
@@ -84,3 +85,71 @@ def fig_tflops_runs(ctx: _Context, item: Item):
     if missing:
         item.notes.append(f"No TFLOP/s (no modelled ops with shapes): {', '.join(missing)}.")
     return fig
+
+
+MOST_RANKS = 8  # lines of the counters' top panel; more ranks are named in a note
+
+
+def fig_counters(ctx: _Context, item: Item, run: str):
+    bins = [r for r in _rows(ctx, item, "gpu_utilization", run=run)
+            if r["sm_active_pct"] is not None]
+    links = [r for r in _rows(ctx, item, "link_utilization", run=run) if r["mean_gbps"] is not None]
+    if not bins and not links:
+        raise Skip("no hardware counters in this run (nsys --gpu-metrics-devices, --nic-metrics "
+                   "record them: GPU_METRICS, NET_NIC_METRIC)")
+    fig = _figure(ctx.options)
+    top, bottom = (fig.subplots(2, 1, height_ratios=(1, 1.2)) if bins and links
+                   else (fig.add_subplot(), None) if bins else (None, fig.add_subplot()))
+    if bins:
+        _sm_active(top, bins, item)
+    if links:
+        _link_bars(bottom, links)
+    top = top or bottom
+    top.set_title(f"{run}: what the hardware counters say")
+    _outside_legend(fig, top, ncols=3)
+    item.caption = ("Top: per rank and bin of gpu_utilization, the share of time with a GPU op in "
+                    "flight (solid) and the GPU's own 'SMs Active' counter (dashed): a kernel "
+                    "that occupies few SMs keeps the GPU busy but the SMs idle. Bottom: each "
+                    "link counter's mean throughput (bar) and its highest sample (tick) in GB/s, "
+                    "with the link's peak (diamond) where known (link_utilization).")
+    reasons = sorted({f"{r['counter']}: {r['reason']}." for r in links if r["reason"]})
+    item.notes += reasons
+    return fig
+
+
+def _sm_active(ax, bins: list[dict], item: Item) -> None:
+    ranks = sorted({(r["rank"], r["device_id"]) for r in bins})
+    origin = min(r["bin_start_ns"] for r in bins)
+    div, unit = _time_unit(max(r["bin_end_ns"] for r in bins) - origin)
+    for i, key in enumerate(ranks[:MOST_RANKS]):
+        mine = sorted((r for r in bins if (r["rank"], r["device_id"]) == key), key=lambda r: r["bin"])
+        x = [((r["bin_start_ns"] + r["bin_end_ns"]) / 2 - origin) / div for r in mine]
+        colour = PALETTE[i % len(PALETTE)]
+        ax.plot(x, [r["busy_pct"] for r in mine], color=colour, linewidth=1.0,
+                label=f"rank {key[0]} busy")
+        ax.plot(x, [r["sm_active_pct"] for r in mine], color=colour, linewidth=1.0,
+                linestyle="--", label=f"rank {key[0]} SMs active")
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% of the bin")
+    ax.set_xlabel(f"time since the first bin ({unit})")
+    if len(ranks) > MOST_RANKS:
+        item.notes.append(f"The first {MOST_RANKS} of {len(ranks)} GPUs are drawn.")
+
+
+def _link_bars(ax, links: list[dict]) -> None:
+    shown = sorted(links, key=lambda r: (r["host"] or "", r["rank"] is None, r["rank"] or 0,
+                                         r["device"], r["counter"]))
+    positions = list(range(len(shown)))
+    ax.barh(positions, [r["mean_gbps"] for r in shown], height=0.6,
+            color=[PALETTE[["NVLink", "PCIe"].index(r["link"]) if r["link"] in ("NVLink", "PCIe")
+                           else 3] for r in shown])
+    ax.scatter([r["max_gbps"] for r in shown], positions, marker="|", s=40, color="black",
+               linewidths=0.8, zorder=3)
+    peaks = [(p, r["peak_gbps"]) for p, r in zip(positions, shown) if r["peak_gbps"] is not None]
+    ax.scatter([g for _, g in peaks], [p for p, _ in peaks], marker="D", s=12, color="white",
+               edgecolors="black", linewidths=0.7, zorder=3)
+    labels = [(f"rank {r['rank']}" if r["rank"] is not None else f"{r['host']} {r['device']}")
+              + f" {r['link']} {r['direction']}" for r in shown]
+    _thin_ticks(ax, positions, labels, most=24)
+    ax.invert_yaxis()
+    ax.set_xlabel("GB/s (one direction)")

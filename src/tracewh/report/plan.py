@@ -11,7 +11,7 @@ from .figures_comm import (
 )
 from .figures_critpath import fig_critical_path
 from .figures_diff import DIFF_SECTION, fig_diff, table_diff
-from .figures_hardware import fig_roofline, fig_tflops_runs
+from .figures_hardware import fig_counters, fig_roofline, fig_tflops_runs
 from .figures_memory import fig_memory, fig_memory_free, fig_memory_timeline
 from .figures_runs import fig_breakdown_ranks, fig_breakdown_runs, fig_overlap, fig_scaling
 from .figures_steps import (
@@ -73,6 +73,7 @@ def _plan(runs: list[str], series: list[str] = ()) -> list[tuple[str, str, str, 
     plan += per_run("10. How close to the hardware", "roofline", "Roofline", fig_roofline)
     plan += [("10. How close to the hardware", "tflops_runs", "TFLOP/s per run", None,
               fig_tflops_runs)]
+    plan += per_run("10. How close to the hardware", "counters", "Hardware counters", fig_counters)
     return plan
 
 
