@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import tracewh
@@ -187,6 +188,42 @@ def test_a_sweep_over_sizes_is_ordered_by_magnitude(db_path, tmp_path):
     phases = run_metric(con, find_metric("log_phases"), {"series": series_id}).to_pylist()
     con.close()
     assert [r["value"] for r in phases if r["timer"] == "fwd"] == by_size
+
+
+def test_the_report_draws_a_series_tflops_in_the_line_asked_for(db_path, tmp_path):
+    """Through the CLI: a sweep of logs printing TFLOP/s, `tracewh report --line dashed,black`:
+    the series figure's TFLOP/s line is a dashed black line through the logs' medians, in
+    size order (issue 38 item 3)."""
+    import re
+
+    folder = tmp_path / "sizes"
+    folder.mkdir()
+    tflops = {"100M": 120.0, "1G": 170.0, "400M": 150.0}
+    for n, (size, rate) in enumerate(tflops.items()):
+        lines = "".join(f"[Rank 0] time (ms) | fwd: {40 + n}.{i} | bwd: 80.0 | step: 10.0\n"
+                        f" iteration= {i}/ 100 | elapsed_time_per_iteration_ms=140.0 | "
+                        f"[LM]TFLOPs={rate + i:.2f} |\n" for i in range(1, 6))
+        (folder / f"log-subg{size}.log").write_text(lines)
+    assert ingest(db_path, "--log", str(folder), "--name-template",
+                  "log-subg{subgroup}").exit_code == 0
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", "--db", str(db_path), "--out", str(out),
+                                 "--formats", "svg", "--line", "dashed,black"])
+    assert result.exit_code == 0, result.stderr
+    (svg,) = out.glob("log_phases_*.svg")
+    styles = re.findall(r'style="([^"]*stroke-dasharray[^"]*)"', svg.read_text())
+    dashed_black = [s for s in styles if "stroke: #000000" in s]
+    assert dashed_black, styles  # the line and its legend handle
+    con = tracewh.connect(db_path, read_only=True)
+    from tracewh.metrics import find_metric, run_metric
+
+    (series_id,), = con.execute("SELECT DISTINCT series_id FROM series").fetchall()
+    phases = run_metric(con, find_metric("log_phases"), {"series": series_id}).to_pylist()
+    con.close()
+    drawn = [r["tflops"] for r in phases if r["timer"] == "fwd"]
+    assert [r["value"] for r in phases if r["timer"] == "fwd"] == ["100M", "400M", "1G"]
+    # the median of steps 2-5 (the first is warm-up)
+    assert drawn == [pytest.approx(tflops[v] + 3.5) for v in ("100M", "400M", "1G")]
 
 
 def test_sweep_configuration_series_and_log_phases(db_path, tmp_path):

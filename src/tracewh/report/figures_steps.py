@@ -210,6 +210,7 @@ def fig_log_phases_series(ctx: _Context, item: Item, series: str):
         twin, line = ax.twiny(), ctx.options.line
         twin.plot([tflops.get(c[3]) for c in configs], positions, linestyle=line.linestyle,
                   marker="o", color=line.color, label="TFLOP/s")
+        ax.plot([], [], linestyle=line.linestyle, marker="o", color=line.color, label="TFLOP/s")
         twin.set_xlabel("TFLOP/s (as the logs print)")
     else:
         item.notes.append("No TFLOP/s line: the logs print none.")
