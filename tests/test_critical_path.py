@@ -130,11 +130,11 @@ def test_walk_equals_brute_force_longest_path(seed):
         graphs.append((grp, ts, edges))
         # lanes at random: the walk's segments along a lane must not change the answer
         lane = {v: rng.randint(0, 2) for v in ts}
-        rows += [(len(rows) + i, grp, grp * 1000 + v, grp * 1000 + u, ts[u], ts[v], w, ts[v],
-                  grp % 2, lane[v]) for i, (u, v, w) in enumerate(edges)]
-    con.execute("CREATE TABLE g (edge_id BIGINT, grp INT, dst BIGINT, src BIGINT, src_ts BIGINT, "
-                "dst_ts BIGINT, weight_ns BIGINT, aligned_ns BIGINT, rank INT, lane INT)")
-    con.executemany("INSERT INTO g VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        rows += [(grp, grp * 1000 + v, grp * 1000 + u, ts[u], ts[v], w, ts[v], grp % 2, lane[v])
+                 for u, v, w in edges]
+    con.execute("CREATE TABLE g (grp INT, dst BIGINT, src BIGINT, src_ts BIGINT, dst_ts BIGINT, "
+                "weight_ns BIGINT, aligned_ns BIGINT, rank INT, lane INT)")
+    con.executemany("INSERT INTO g VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     path = con.sql("SELECT grp, seq, src, dst, src_ts, weight_ns FROM critical_path_walk(g) "
                    "ORDER BY grp, seq").fetchall()
     for grp, ts, edges in graphs:

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
+from tracewh.metrics import find_metric
 from tracewh.generate.nsys import FLASH_FWD, GEMM_WGRAD, LAYER_NORM, NEG, JobSpec, generate_job
 from tracewh.generate.pair import CHANGES, DROPOUT, LAYER_NORM_V2, generate_pair
 from tracewh.ingest import ingest_paths
@@ -382,7 +383,8 @@ def test_report_gains_a_diff_section_when_asked_for_two_runs(pair, tmp_path):
     assert (figure.key, table.key) == ("diff", "diff_ops") and figure.files["svg"].exists()
     sentence = rows(con, "breakdown_diff", base="base", test="test")[0]["sentence"]
     assert figure.caption == sentence and GEMM_WGRAD.name in sentence
-    assert [u.describe() for u in figure.uses] == ["breakdown_diff v2 (base=base, test=test)"]
+    version = find_metric("breakdown_diff").version
+    assert [u.describe() for u in figure.uses] == [f"breakdown_diff v{version} (base=base, test=test)"]
     top = rows(con, "run_diff", base="base", test="test")[:15]
     assert table.table_html.count("<tr>") == len(top) + 1
     assert table.table_html.index(GEMM_WGRAD.name[:63]) < table.table_html.index("flash_fwd")

@@ -101,8 +101,9 @@ def page(job):
 
 def test_the_page_draws_the_three_figures_with_their_metrics(page):
     items = figures(page)
-    for stem, metric in (("comm_parts", "comm_breakdown v2"), ("links", "link_efficiency v"),
-                         ("lateness", "straggler_cause v2")):
+    for stem, name in (("comm_parts", "comm_breakdown"), ("links", "link_efficiency"),
+                       ("lateness", "straggler_cause")):
+        metric = f"{name} v{find_metric(name).version}"
         body = items[f"{stem}_job"]
         assert "<img" in body and f"metric: {metric}" in body, body[-600:]
         assert (page / f"{stem}_job.png").is_file() and (page / f"{stem}_job.svg").is_file()

@@ -66,7 +66,7 @@ def test_scaling_of_a_series(warehouse):
     assert [(r["run_id"], r["label"], r["differs_in"]) for r in rows] == [
         ("dp2", "dp=2", "dp"), ("dp4", "dp=4", "dp")]
     assert "not one series" not in " ".join(r["sentence"] for r in rows)
-    assert rows[1]["sentence"].startswith("dp=4: ") and rows[1]["baseline_run"] == "dp2"
+    assert rows[1]["sentence"].startswith("At dp=4, ") and rows[1]["baseline_run"] == "dp2"
     # the same breakdown as the two runs named by hand
     by_name = {r["run_id"]: r for r in scaling(warehouse, runs="dp2,dp4")}
     for row in rows:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tracewh.cli import app
+from tracewh.metrics import find_metric
 from tracewh.resources import sql_dir
 
 runner = CliRunner()
@@ -51,7 +52,8 @@ def test_summary_numbers_are_the_metrics(sample_db):
     cause = list(csv.DictReader(io.StringIO(scaling.stdout)))[0]
     assert (f"idle mostly in host {cause['idle_cause']}, "
             f"{float(cause['idle_cause_pct']):.1f}%)") in lines["GPU"]
-    assert "[temporal_breakdown v4, scaling v10]" in " ".join(result.stdout.split())
+    versions = [f"{m} v{find_metric(m).version}" for m in ("temporal_breakdown", "scaling")]
+    assert f"[{', '.join(versions)}]" in " ".join(result.stdout.split())
     # the next commands name the warehouse they were run on
     assert f"tracewh report --run {RUN} --out report/ --db {sample_db}" in " ".join(result.stdout.split())
 

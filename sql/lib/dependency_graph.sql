@@ -165,10 +165,8 @@ events AS (
 -- starts first), the depth after each node, and the edge from the node before
 cpu_walk AS (
     SELECT ev, grp, run_id, rank, pid, tid, name, data_load, src_kind, is_end, ts,
+           CAST(sum(CASE WHEN is_end THEN -1 ELSE 1 END) OVER lane AS INTEGER) AS open_after,
            row_number() OVER lane AS seq,
-           -- the node's number among the thread's starts (or ends): no running sum
-           row_number() OVER (PARTITION BY grp, run_id, rank, pid, tid, is_end
-                              ORDER BY ts, is_end DESC, tie, ev) AS nth_kind,
            lag(ev) OVER lane AS prev_ev, lag(is_end) OVER lane AS prev_is_end,
            lag(ts) OVER lane AS prev_ts, lag(name) OVER lane AS prev_name,
            lag(data_load) OVER lane AS prev_data
@@ -182,16 +180,9 @@ cpu_walk AS (
     WINDOW lane AS (PARTITION BY grp, run_id, rank, pid, tid ORDER BY ts, is_end DESC, tie, ev
                     ROWS UNBOUNDED PRECEDING)
 ),
-cpu_depths AS (
-    -- the depth after the node: starts so far less ends so far
-    SELECT * EXCLUDE (nth_kind),
-           CAST(CASE WHEN is_end THEN seq - 2 * nth_kind ELSE 2 * nth_kind - seq END AS INTEGER)
-               AS open_after
-    FROM cpu_walk
-),
 cpu_nodes AS (
     -- the depth after the node before: this node's, less its own step (no second sort)
-    SELECT *, open_after - CASE WHEN is_end THEN -1 ELSE 1 END AS prev_open FROM cpu_depths
+    SELECT *, open_after - CASE WHEN is_end THEN -1 ELSE 1 END AS prev_open FROM cpu_walk
 ),
 -- the op open around a gap between two siblings (HTA gives the gap to it): the last op that
 -- started one level up before the gap
@@ -237,7 +228,7 @@ cpu_edges AS (
 launched AS (
     SELECT g.* EXCLUDE (tid), a.tid AS launch_tid, a.ev AS api_ev,
            lag(g.end_ns) OVER stream AS prev_end_ns, lag(g.ev) OVER stream AS prev_ev,
-           lag(g.name) OVER stream AS prev_name, lead(g.launch_ns) OVER stream AS next_launch_ns
+           lead(g.launch_ns) OVER stream AS next_launch_ns
     FROM (SELECT * FROM events WHERE src_kind = 'gpu') g
     JOIN (SELECT * FROM events WHERE src_kind = 'api') a
       ON a.grp = g.grp AND a.rank = g.rank AND a.run_id = g.run_id AND a.pid = g.pid
@@ -320,7 +311,9 @@ gpu_edges AS (
            CASE WHEN kk_edge THEN prev_name ELSE name END, 'stream ' || stream_id
     FROM (SELECT *, NOT launch_edge AND prev_ev IS NOT NULL
                     AND (sync_end_ns IS NULL OR sync_end_ns < prev_end_ns) AS kk_edge
-          FROM (SELECT *, (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
+          FROM (SELECT *, lag(name) OVER (PARTITION BY grp, run_id, rank, device_id, stream_id
+                                          ORDER BY start_ns, ev) AS prev_name,
+                       (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
                        AND (next_launch_ns IS NULL OR next_launch_ns > start_ns)
                        AND (sync_end_ns IS NULL OR sync_end_ns < launch_ns) AS launch_edge
                 FROM gpu_in))
@@ -427,10 +420,7 @@ CREATE OR REPLACE MACRO critical_path_edges(want_run, want_rank, want_ranks, wan
                                             want_instance, want_start_ns, want_end_ns,
                                             want_data) AS TABLE
 WITH graph AS MATERIALIZED (
-    SELECT row_number() OVER () AS edge_id, *
-    FROM critical_path_graph(want_run, want_rank, want_ranks, want_annotation, want_instance,
-                             want_start_ns, want_end_ns, want_data)
+    SELECT * FROM critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
+                                      want_instance, want_start_ns, want_end_ns, want_data)
 )
--- the walk holds the graph's times only; the names and classes of the path's edges join after
-SELECT g.* EXCLUDE (edge_id), p.seq
-FROM critical_path_walk(graph) p JOIN graph g USING (edge_id);
+SELECT * FROM critical_path_walk(graph);
