@@ -3,6 +3,7 @@
 -- summary: Two runs side by side (step time, temporal breakdown, overlap, idle causes, collective time by kind, top kernels) with the differences and one sentence naming the largest contributor to the change in step time
 -- unit: ns
 -- grain: section, item
+-- columns: section VARCHAR, item VARCHAR, base_value DOUBLE, test_value DOUBLE, diff DOUBLE, diff_pct DOUBLE, sentence VARCHAR
 -- params: base (text, optional), test (text, optional), top (int, default 5), include_first_last (bool, default false), kernel_wait_ns (int, default 30000)
 -- uses: run_measures, run_pair
 -- complexity: O(n log n) in the GPU ops, CPU ops and API calls of the two runs (run_measures: hash aggregates and sort-based interval sweeps)

@@ -3,6 +3,7 @@
 -- summary: Per rank clock offset estimated from matched collective ends, and its spread
 -- unit: ns
 -- grain: run_id, rank
+-- columns: run_id VARCHAR, rank INTEGER, host VARCHAR, reference_rank INTEGER, offset_ns BIGINT, matched_ops BIGINT, mad_ns BIGINT, method VARCHAR, offset_range_ns BIGINT, hosts BIGINT
 -- params: run (text, optional)
 -- see: clock_offsets view (DESIGN section 4)
 -- uses: clock_offsets, scope

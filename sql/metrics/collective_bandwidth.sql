@@ -3,6 +3,7 @@
 -- summary: Algorithm and bus bandwidth of each collective matched across ranks, as nccl-tests computes them
 -- unit: GB/s
 -- grain: run_id, op_key
+-- columns: run_id VARCHAR, op_key VARCHAR, collective VARCHAR, pg_name VARCHAR, iteration INTEGER, ranks BIGINT, n BIGINT, full_bytes BIGINT, t_ns BIGINT, max_dur_ns BIGINT, start_ns BIGINT, end_ns BIGINT, algbw_gbps DOUBLE, bus_factor DOUBLE, busbw_gbps DOUBLE, note VARCHAR
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), binary_units (bool, default false)
 -- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw); TraceLens multi-rank collective report (nccl_implicit_sync: algo bw, bus bw)
 -- uses: clock_offsets, collective_sizes, nccl_ops, scope, sources

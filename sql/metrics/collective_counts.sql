@@ -3,6 +3,7 @@
 -- summary: Number of collective and point-to-point operations by kind, process group and rank, per iteration too
 -- unit: count
 -- grain: run_id, rank, collective, pg_name
+-- columns: run_id VARCHAR, rank INTEGER, collective VARCHAR, pg_name VARCHAR, pg_desc VARCHAR, calls BIGINT, iterations BIGINT, calls_per_iteration DOUBLE, total_bytes BIGINT, total_ns BIGINT, ranks BIGINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench coll_call_num
 -- uses: iterations, nccl_ops, scope

@@ -3,6 +3,7 @@
 -- summary: Communication time split into waiting for the last rank, the transfer and the launch, per process group, collective and rank, with the exposed part of each and its share of the step
 -- unit: ns
 -- grain: run_id, process_group, collective, rank, op_key
+-- columns: run_id VARCHAR, process_group VARCHAR, parallelism VARCHAR, collective VARCHAR, rank INTEGER, op_key VARCHAR, iteration INTEGER, collectives BIGINT, duration_ns BIGINT, launch_ns BIGINT, wait_ns BIGINT, transfer_ns BIGINT, launch_exposed_ns BIGINT, wait_exposed_ns BIGINT, transfer_exposed_ns BIGINT, step_ns BIGINT, launch_step_pct DOUBLE, wait_step_pct DOUBLE, transfer_step_pct DOUBLE, exposed_step_pct DOUBLE, blocking BIGINT, ends_early BIGINT
 -- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_op (bool, default false), per_group (bool, default false), parallelism (bool, default false)
 -- see: HTA straggler analysis (wait); vllm-project/vllm#52777 (wait vs transfer per group)
 -- uses: collective_parts, cuda_api, gpu_ops, gpu_syncs, iterations, parallel_groups, scope

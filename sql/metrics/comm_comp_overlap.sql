@@ -3,6 +3,7 @@
 -- summary: Share of communication time hidden under compute kernels, per rank and across ranks
 -- unit: percent
 -- grain: run_id, rank
+-- columns: run_id VARCHAR, rank INTEGER, comm_ns BIGINT, overlap_ns BIGINT, exposed_comm_ns BIGINT, overlap_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep)
 -- see: HTA get_comm_comp_overlap
 -- uses: gpu_ops, intervals, kernels, launches, scope

@@ -3,6 +3,7 @@
 -- summary: The chain of CPU work, launches, GPU ops, syncs and collectives that decided when each step ended, across ranks, with HTA's bound_by classes
 -- unit: ns
 -- grain: run_id, end_rank, instance, seq, bound_by
+-- columns: run_id VARCHAR, end_rank INTEGER, instance BIGINT, step_name VARCHAR, seq BIGINT, rank INTEGER, lane VARCHAR, edge_type VARCHAR, bound_by VARCHAR, name VARCHAR, start_ns BIGINT, end_ns BIGINT, dur_ns BIGINT, share DOUBLE, edges BIGINT, path_ns BIGINT, span_ns BIGINT, ranks_crossed INTEGER[], top_class VARCHAR, top_ops VARCHAR[]
 -- params: run (text, optional), rank (int, optional), ranks (text, default each), annotation (text, optional), instance (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default edge), data_pattern (text, optional), hta (bool, default false)
 -- uses: dependency_graph
 -- complexity: O(n log n) in the CPU ops, API calls and GPU ops of the steps asked for (sorts per thread and stream, ASOF joins for launches and syncs, pointer doubling: log2(path length) hash-join rounds)

@@ -3,6 +3,7 @@
 -- summary: Time per CUDA API function on the host, as nsys stats -r cuda_api_sum prints it
 -- unit: ns
 -- grain: run_id, rank, name
+-- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, total_ns BIGINT, num_calls BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, name VARCHAR, api_kind VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_api_sum
 -- uses: cuda_api, scope, summary_stats

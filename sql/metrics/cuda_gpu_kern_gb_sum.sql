@@ -3,6 +3,7 @@
 -- summary: Time per kernel name and launch shape (grid and block), as nsys stats -r cuda_gpu_kern_gb_sum prints it
 -- unit: ns
 -- grain: run_id, rank, name, grid_x, grid_y, grid_z, block_x, block_y, block_z
+-- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, total_ns BIGINT, instances BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, grid_xyz VARCHAR, block_xyz VARCHAR, name VARCHAR, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER, block_z INTEGER
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_gb_sum (CUDA GPU Kernel/Grid/Block Summary)
 -- uses: kernels, scope, summary_stats

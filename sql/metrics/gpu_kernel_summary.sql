@@ -3,6 +3,7 @@
 -- summary: Time per kernel name, as nsys stats -r cuda_gpu_kern_sum prints it
 -- unit: ns
 -- grain: run_id, rank, name
+-- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, total_ns BIGINT, instances BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, name VARCHAR, short_name VARCHAR, kind VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r cuda_gpu_kern_sum --filter-time
 -- uses: kernels, scope, summary_stats

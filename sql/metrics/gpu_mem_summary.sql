@@ -3,6 +3,7 @@
 -- summary: Time and bytes per GPU memory operation kind, as nsys stats cuda_gpu_mem_time_sum and cuda_gpu_mem_size_sum print them
 -- unit: ns, bytes
 -- grain: run_id, rank, operation
+-- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, count BIGINT, total_ns BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, total_bytes BIGINT, avg_bytes DOUBLE, med_bytes DOUBLE, min_bytes BIGINT, max_bytes BIGINT, stddev_bytes DOUBLE, operation VARCHAR, op VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum
 -- uses: gpu_ops, scope, summary_stats

@@ -3,6 +3,7 @@
 -- summary: Every kernel, memcpy and memset, optionally in a time window, as nsys stats -r cuda_gpu_trace lists them
 -- unit: ns
 -- grain: run_id, rank, device_id, stream_id, start_ns, correlation_id
+-- columns: run_id VARCHAR, rank INTEGER, start_ns BIGINT, start_rel_ns BIGINT, dur_ns BIGINT, end_ns BIGINT, correlation_id BIGINT, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER, block_z INTEGER, registers_per_thread INTEGER, static_smem_bytes BIGINT, dynamic_smem_bytes BIGINT, bytes BIGINT, throughput_bytes_per_s DOUBLE, src_kind VARCHAR, dst_kind VARCHAR, device_id INTEGER, context_id BIGINT, stream_id BIGINT, name VARCHAR, op VARCHAR, kind VARCHAR
 -- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys stats -r cuda_gpu_trace --filter-time
 -- uses: gpu_ops, scope, sources

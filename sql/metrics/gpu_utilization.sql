@@ -3,6 +3,7 @@
 -- summary: Busy share of each device's window cut into equal bins, low bins flagged
 -- unit: percent
 -- grain: run_id, rank, device_id, bin
+-- columns: run_id VARCHAR, rank INTEGER, device_id INTEGER, bin BIGINT, bin_start_ns BIGINT, bin_end_ns BIGINT, busy_ns BIGINT, busy_pct DOUBLE, low_utilization BOOLEAN, sm_active_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), bins (int, default 30), threshold (float, default 50), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: nsys recipe gpu_time_util (--chunks 30, --threshold 50)
 -- uses: gpu_metrics, gpu_ops, intervals, iteration_tiles, ranks, scope

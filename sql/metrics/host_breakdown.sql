@@ -3,6 +3,7 @@
 -- summary: Per rank and iteration (and per rank over its steps), the launching thread's time and its shares: data loading, forward, backward, optimizer, waiting on the GPU, OS calls, launching, other
 -- unit: ns
 -- grain: run_id, rank, iteration
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, start_ns BIGINT, end_ns BIGINT, iteration_ns BIGINT, data_loading_ns BIGINT, forward_ns BIGINT, backward_ns BIGINT, optimizer_ns BIGINT, sync_wait_ns BIGINT, os_call_ns BIGINT, launching_ns BIGINT, other_ns BIGINT, data_loading_pct DOUBLE, forward_pct DOUBLE, backward_pct DOUBLE, optimizer_pct DOUBLE, sync_wait_pct DOUBLE, os_call_pct DOUBLE, launching_pct DOUBLE, other_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), step_pattern (text, optional), data_pattern (text, optional), phases (text, optional)
 -- see: nsys analyze (cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async); DeepSpeed wall_clock_breakdown
 -- uses: host_activity, intervals, ranks, scope, training_steps

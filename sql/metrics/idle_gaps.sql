@@ -3,6 +3,7 @@
 -- summary: Idle gaps between GPU busy islands per device, by cause and size
 -- unit: ns
 -- grain: run_id, rank, device_id, cause, size_bucket
+-- columns: run_id VARCHAR, rank INTEGER, device_id INTEGER, cause VARCHAR, size_bucket VARCHAR, bucket_order INTEGER, gaps BIGINT, total_ns BIGINT, min_ns BIGINT, max_ns BIGINT, avg_ns DOUBLE, share_of_idle_pct DOUBLE, attributed_ns BIGINT, sync_wait_ns BIGINT, launching_ns BIGINT, data_loading_ns BIGINT, os_call_ns BIGINT, other_host_ns BIGINT, host_cause VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), kernel_wait_ns (int, default 30000), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: HTA get_idle_time_breakdown (host wait / kernel wait / other)
 -- uses: gap_causes, gpu_ops, intervals, iteration_tiles, ranks, scope

@@ -3,6 +3,7 @@
 -- summary: Iteration (training step) time per rank and across ranks: median, p90, mean, min, max
 -- unit: ns
 -- grain: run_id, rank, iteration
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, iterations BIGINT, start_ns BIGINT, end_ns BIGINT, dur_ns BIGINT, median_ns DOUBLE, p90_ns DOUBLE, mean_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, ranks BIGINT
 -- params: run (text, optional), rank (int, optional), step_pattern (text, optional), include_first_last (bool, default false), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional)
 -- see: HTA / TraceLens step time; nsys nvtx_sum of ProfilerStep#N
 -- uses: clock_offsets, scope, training_steps

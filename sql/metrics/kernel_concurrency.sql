@@ -3,6 +3,7 @@
 -- summary: Time-weighted distribution of kernels in flight per device, and the share of NCCL time with compute running
 -- unit: ns
 -- grain: run_id, rank, device_id, kernels_in_flight
+-- columns: run_id VARCHAR, rank INTEGER, device_id INTEGER, kernels_in_flight BIGINT, time_ns BIGINT, time_pct DOUBLE, window_ns BIGINT, nccl_ns BIGINT, nccl_with_compute_ns BIGINT, nccl_with_compute_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: Paraver "kernels in flight" and "concurrency of computation during NCCL"
 -- uses: gpu_ops, intervals, ranks, scope

@@ -3,6 +3,7 @@
 -- summary: CPU time of the launch calls, GPU time, launch delays and outliers per rank and stream, or per GPU op launch
 -- unit: ns
 -- grain: run_id, rank, stream_id, correlation_id, start_ns
+-- columns: run_id VARCHAR, rank INTEGER, correlation_id BIGINT, stream_id BIGINT, start_ns BIGINT, op VARCHAR, name VARCHAR, api_name VARCHAR, cpu_dur_ns BIGINT, gpu_dur_ns BIGINT, launch_delay_ns BIGINT, short_gpu BOOLEAN, runtime_outlier BOOLEAN, delay_outlier BOOLEAN, launches BIGINT, short_gpu_ops BIGINT, runtime_outliers BIGINT, delay_outliers BIGINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), runtime_cutoff_us (float, default 50), launch_delay_cutoff_us (float, default 100), include_memory_events (bool, default true), hta_launch_names (bool, default false), per_launch (bool, default false)
 -- uses: gpu_op_calls, ranks, scope
 -- complexity: O(n) in GPU ops (hash join to the launching call on its correlation id)

@@ -3,6 +3,7 @@
 -- summary: Bus bandwidth of each process group per message size against the peak of its bottleneck link (NVLink, PCIe, InfiniBand, RoCE, EFA)
 -- unit: GB/s, percent
 -- grain: run_id, pg_name, collective, size_bucket
+-- columns: run_id VARCHAR, pg_name VARCHAR, collective VARCHAR, size_bucket VARCHAR, bucket_order INTEGER, ranks VARCHAR, hosts BIGINT, scope VARCHAR, host_source VARCHAR, collectives BIGINT, total_bytes BIGINT, busbw_p50_gbps DOUBLE, busbw_max_gbps DOUBLE, link VARCHAR, peak_gbps DOUBLE, efficiency_pct DOUBLE, link_source VARCHAR, peak_source VARCHAR, reason VARCHAR
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), intra_node_link (text, optional), inter_node_link (text, optional)
 -- see: nccl-tests doc/PERFORMANCE.md (busbw against the hardware peak); nsys-ai#138 (PCIe vs NVLink)
 -- uses: collective_sizes, link_peaks, nccl_ops, ranks, scope

@@ -3,6 +3,7 @@
 -- summary: NVLink, PCIe and NIC (InfiniBand / Ethernet) throughput from the hardware counters nsys sampled, against each link's peak
 -- unit: percent, GB/s
 -- grain: run_id, host, device, counter
+-- columns: run_id VARCHAR, host VARCHAR, rank INTEGER, device VARCHAR, counter VARCHAR, source VARCHAR, link VARCHAR, direction VARCHAR, samples BIGINT, mean_pct DOUBLE, max_pct DOUBLE, mean_gbps DOUBLE, max_gbps DOUBLE, peak_link VARCHAR, peak_gbps DOUBLE, reason VARCHAR
 -- params: run (text, optional), rank (int, optional), start_ns (int, optional), end_ns (int, optional), inter_node_link (text, optional)
 -- see: nsys GPU Metrics (--gpu-metrics-devices) and NIC metrics (--nic-metrics); issue 34 item 3
 -- uses: device_peaks, gpu_metrics, link_peaks, nic_metrics, ranks, scope

@@ -3,6 +3,7 @@
 -- summary: Phase times from training logs: per run and timer, the median over the kept steps (the first `warmup` left out) with its spread, beside the TFLOP/s the log prints
 -- unit: ms
 -- grain: run_id, timer
+-- columns: run_id VARCHAR, series_id VARCHAR, varied VARCHAR, value VARCHAR, position BIGINT, timer VARCHAR, steps BIGINT, median_ms DOUBLE, mean_ms DOUBLE, min_ms DOUBLE, max_ms DOUBLE, stddev_ms DOUBLE, spread_ms DOUBLE, tflops DOUBLE
 -- params: run (text, optional), series (text, optional), warmup (int, default 1)
 -- uses: log_iterations, log_timers, run_cards, scope, series
 -- complexity: O(n) in log lines (hash joins and aggregates); runs and series read per run

@@ -3,6 +3,7 @@
 -- summary: What held the memory at each iteration's peak: the live allocations grouped by the op (and nn.Module) that made them, largest first
 -- unit: bytes
 -- grain: run_id, rank, device_type, device_id, iteration, op, module
+-- columns: run_id VARCHAR, rank INTEGER, device_type VARCHAR, device_id INTEGER, iteration INTEGER, op VARCHAR, module VARCHAR, bytes BIGINT, allocations BIGINT, share DOUBLE
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), top (int, default 0)
 -- uses: cpu_op_names, memory_events, nvtx_ranges, python_frames, scope
 -- complexity: O(n log n) in memory events (running sums; the module by ASOF join); the nested lookup runs only for the peaks

@@ -3,6 +3,7 @@
 -- summary: GPU memory during each iteration's forward, backward and optimizer phases, from allocator events and sampled series side by side: min, mean, max
 -- unit: bytes (source allocator); as sampled (source samples: the measure's name says it, e.g. memory.free [MiB])
 -- grain: run_id, rank, iteration, phase, start_ns, source, measure
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, phase VARCHAR, start_ns BIGINT, end_ns BIGINT, dur_ns BIGINT, source VARCHAR, measure VARCHAR, samples BIGINT, min_value DOUBLE, mean_value DOUBLE, max_value DOUBLE, value_at_start DOUBLE
 -- params: run (text, optional), rank (int, optional), measure (text, optional), phases (text, optional)
 -- see: memory_events; nvidia-smi --query-gpu=timestamp,index,memory.free --format=csv -lms 100 (tracewh ingest --series)
 -- uses: devices, memory_events, phase_ranges, ranks, samples, scope, training_steps

@@ -3,6 +3,7 @@
 -- summary: Peak allocated memory per rank, device and iteration, when it happened, the op running then, and reserved minus allocated
 -- unit: bytes
 -- grain: run_id, rank, device_type, device_id, iteration
+-- columns: run_id VARCHAR, rank INTEGER, device_type VARCHAR, device_id INTEGER, iteration INTEGER, peak_allocated BIGINT, peak_ns BIGINT, reserved_at_peak BIGINT, fragmentation BIGINT, peak_reserved BIGINT, allocations BIGINT, frees BIGINT, unpaired BIGINT, derived BOOLEAN, op_at_peak VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- uses: cpu_op_names, memory_events, scope
 -- complexity: O(n log n) in memory events (running sums, hash aggregates)

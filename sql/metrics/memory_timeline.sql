@@ -3,6 +3,7 @@
 -- summary: Allocated and reserved memory per rank and device over time, at every change or the highest per time bin, with the iteration and phase of each point
 -- unit: bytes
 -- grain: run_id, rank, device_type, device_id, ts_ns
+-- columns: run_id VARCHAR, rank INTEGER, device_type VARCHAR, device_id INTEGER, ts_ns BIGINT, allocated BIGINT, reserved BIGINT, fragmentation BIGINT, derived BOOLEAN, iteration INTEGER, phase VARCHAR
 -- params: run (text, optional), rank (int, optional), bins (int, default 1000), phases (text, optional)
 -- uses: memory_events, phase_ranges, scope
 -- complexity: O(n log n) in memory events (running sums; phases by ASOF join)

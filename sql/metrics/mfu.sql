@@ -3,6 +3,7 @@
 -- summary: Model FLOPs utilisation per iteration: FLOPs the op models count, and 6 x parameters x tokens from the workload card, over step time x device peak
 -- unit: percent
 -- grain: run_id, rank, iteration
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, step_ns BIGINT, counted_tflop DOUBLE, tflops_per_s DOUBLE, dtype VARCHAR, device VARCHAR, peak_tflops DOUBLE, counted_mfu_pct DOUBLE, parameters DOUBLE, tokens_per_s_per_gpu DOUBLE, model_mfu_pct DOUBLE, modelled_gpu_ns HUGEINT, kernel_ns HUGEINT, covered_gpu_pct DOUBLE, unmodelled_step_pct DOUBLE, reason VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), device (text, optional), dtype (text, optional), parameters (float, optional)
 -- uses: device_peaks, iterations, kernels, perf_iteration_flops, run_cards, scope
 -- complexity: O(n) in kernels, counted ops and NVTX ranges (hash joins and aggregates)

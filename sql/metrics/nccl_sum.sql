@@ -3,6 +3,7 @@
 -- summary: Time per NCCL API function on the host, from NCCL's NVTX ranges, as nsys' nccl_sum summarises them
 -- unit: ns
 -- grain: run_id, rank, name, style
+-- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, total_ns BIGINT, instances BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, style VARCHAR, name VARCHAR
 -- params: run (text, optional), rank (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys recipe nccl_sum; nsys stats -r nvtx_sum restricted to the NCCL domain
 -- uses: nvtx_ranges, summary_stats

@@ -3,6 +3,7 @@
 -- summary: NVTX ranges and user annotations projected onto the GPU, summed per range name
 -- unit: ns
 -- grain: run_id, rank, domain, name
+-- columns: run_id VARCHAR, rank INTEGER, domain VARCHAR, name VARCHAR, ranges BIGINT, gpu_ops BIGINT, proj_total_ns BIGINT, proj_avg_ns DOUBLE, proj_med_ns DOUBLE, proj_min_ns BIGINT, proj_max_ns BIGINT, gpu_busy_ns BIGINT, range_total_ns BIGINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- uses: gpu_op_calls, intervals, nvtx_ranges, scope
 -- see: nsys recipe nvtx_gpu_proj_sum, nsys stats -r nvtx_gpu_proj_trace

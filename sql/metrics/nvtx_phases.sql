@@ -3,6 +3,7 @@
 -- summary: Per iteration, the time of named NVTX phases (forward, backward, optimizer step, ...) with UTC start and end
 -- unit: ns
 -- grain: run_id, rank, iteration, phase
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, phase VARCHAR, instances BIGINT, total_ns BIGINT, start_ns BIGINT, end_ns BIGINT, iteration_ns BIGINT, share_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), phases (text, optional), step_pattern (text, optional), iteration_from (int, optional), iteration_to (int, optional)
 -- see: DeepSpeed wall_clock_breakdown (DeepSpeedEngine.forward / backward / _take_model_step)
 -- uses: phase_ranges, scope, training_steps

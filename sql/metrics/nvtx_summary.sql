@@ -3,6 +3,7 @@
 -- summary: Time per NVTX range name and style, as nsys stats -r nvtx_sum prints it
 -- unit: ns
 -- grain: run_id, rank, range, style
+-- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, total_ns BIGINT, instances BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, style VARCHAR, range VARCHAR, domain VARCHAR, name VARCHAR
 -- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
 -- uses: nvtx_ranges, summary_stats

@@ -3,6 +3,7 @@
 -- summary: FLOPs, bytes, TFLOP/s, TB/s and roofline position of each modelled op, per unique shape or per instance
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
+-- columns: run_id VARCHAR, rank INTEGER, name VARCHAR, family VARCHAR, dtype VARCHAR, input_dims VARCHAR, input_types VARCHAR, concrete_inputs VARCHAR, external_id BIGINT, instances BIGINT, kernels HUGEINT, gflops DOUBLE, bytes DOUBLE, gpu_ns BIGINT, gpu_ns_mean DOUBLE, tflops_per_s DOUBLE, tb_per_s DOUBLE, intensity DOUBLE, device VARCHAR, peak_tflops DOUBLE, peak_tbps DOUBLE, bound VARCHAR, pct_of_bound DOUBLE, reason VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional), kernel_time (text, default own), peaks (text, default datasheet)
 -- uses: device_peaks, op_kernels, op_shapes_recorded, perf_ops, scope
 -- complexity: O(n log n) in kernels and CPU ops (the launch link's sweep, launch_cpu_ops; hash joins)

@@ -3,6 +3,7 @@
 -- summary: GPU time of the kernels each CPU op launched, directly and through its subtree, per op name or per (name, input dims, input types)
 -- unit: ns
 -- grain: run_id, rank, name, input_dims, input_types
+-- columns: run_id VARCHAR, rank INTEGER, name VARCHAR, input_dims VARCHAR, input_types VARCHAR, calls BIGINT, host_ns BIGINT, direct_gpu_ns BIGINT, direct_kernels BIGINT, subtree_gpu_ns BIGINT, subtree_kernels BIGINT, pct_of_gpu_time DOUBLE, cumulative_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), per (text, default name)
 -- uses: cpu_ops, gpu_op_calls, intervals, launch_cpu_ops, nccl_names, scope, sources
 -- complexity: O(n log n) in CPU ops and GPU ops (launches by hash join; busy time by intervals_union sweep)

@@ -3,6 +3,7 @@
 -- summary: How each run is parallelised (DDP, ZeRO-1/2/3, FSDP, tensor, pipeline, expert), read from the collectives per process group, with the evidence
 -- unit: calls
 -- grain: run_id, process_group, collective
+-- columns: run_id VARCHAR, process_group VARCHAR, pg_desc VARCHAR, ranks VARCHAR, group_size BIGINT, collective VARCHAR, calls_per_iteration DOUBLE, forward_per_iteration DOUBLE, backward_per_iteration DOUBLE, optimizer_per_iteration DOUBLE, median_bytes DOUBLE, pattern VARCHAR, evidence VARCHAR
 -- params: run (text, optional)
 -- uses: parallel_groups, scope
 -- complexity: O(n log n) in NCCL ops and phase ranges (parallel_groups: phase of a launch by ASOF join on merged phase stretches)

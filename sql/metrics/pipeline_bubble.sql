@@ -3,6 +3,7 @@
 -- summary: Pipeline bubble per rank and iteration: GPU time without compute, with exposed send/recv split out, beside the ideal (p-1)/(m+p-1)
 -- unit: ns
 -- grain: run_id, rank, iteration
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, window_start_ns BIGINT, window_end_ns BIGINT, window_ns BIGINT, compute_ns BIGINT, bubble_ns BIGINT, exposed_p2p_ns BIGINT, exposed_other_comm_ns BIGINT, idle_ns BIGINT, bubble_pct DOUBLE, run_bubble_pct DOUBLE, stages BIGINT, microbatches BIGINT, ideal_bubble_pct DOUBLE, note VARCHAR
 -- params: run (text, optional), rank (int, optional), stages (int, optional), microbatches (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: GPipe / Megatron-LM bubble fraction (p-1)/(m+p-1); CCL-Bench bubble_size_pipeline
 -- uses: gpu_ops, intervals, nccl_ops, ranks, runs, scope

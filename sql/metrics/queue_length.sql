@@ -3,6 +3,7 @@
 -- summary: Per stream, how many launched GPU ops wait to start: distribution and time at the limit
 -- unit: ops
 -- grain: run_id, rank, device_id, stream_id
+-- columns: run_id VARCHAR, rank INTEGER, device_id INTEGER, stream_id BIGINT, samples BIGINT, mean_len DOUBLE, std_len DOUBLE, min_len BIGINT, p25_len DOUBLE, p50_len DOUBLE, p75_len DOUBLE, max_len BIGINT, time_at_limit_ns HUGEINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), queue_limit (int, default 1024), hta_launch_names (bool, default false), launch_first (bool, default false), hta_float_us (bool, default false)
 -- uses: gpu_op_calls, gpu_ops, ranks, scope
 -- complexity: O(n log n) in GPU ops and their launches (running sums over one sort per stream)

@@ -3,6 +3,7 @@
 -- summary: Every measure of a series of runs that moved more than a threshold from the series' median
 -- unit: ns
 -- grain: run_id, section, item
+-- columns: run_id VARCHAR, section VARCHAR, item VARCHAR, value DOUBLE, series_median DOUBLE, runs BIGINT, deviation DOUBLE, deviation_pct DOUBLE, flagged BOOLEAN, worse BOOLEAN
 -- params: runs (text, optional), series (text, optional), threshold (float, default 0.1), include_first_last (bool, default false), kernel_wait_ns (int, default 30000)
 -- uses: ranks, run_measures, series
 -- complexity: O(m) in run measures (run_measures per run, then hash joins)

@@ -3,6 +3,7 @@
 -- summary: Per run, each op family at its FLOPs per byte and TFLOP/s, and the device roofs it runs under
 -- unit: TFLOP/s
 -- grain: run_id, family, device, dtype
+-- columns: run_id VARCHAR, family VARCHAR, device VARCHAR, dtype VARCHAR, flops DOUBLE, bytes DOUBLE, gpu_ns BIGINT, gpu_pct DOUBLE, intensity DOUBLE, tflops_per_s DOUBLE, peak_tflops DOUBLE, peak_tbps DOUBLE, ridge_intensity DOUBLE, reason VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), device (text, optional)
 -- uses: device_peaks, op_kernels, perf_ops
 -- complexity: O(n) in kernels of modelled ops (hash joins on shape and launch ids, a hash aggregate per family)

@@ -3,6 +3,7 @@
 -- summary: What changed between two runs, per op name: counts and total time in each, the differences and the class of change
 -- unit: ns
 -- grain: level, name
+-- columns: level VARCHAR, name VARCHAR, base_count DOUBLE, test_count DOUBLE, base_total_ns DOUBLE, test_total_ns DOUBLE, count_diff DOUBLE, time_diff_ns DOUBLE, time_diff_pct DOUBLE, base_avg_ns DOUBLE, test_avg_ns DOUBLE, count_class VARCHAR, time_class VARCHAR, base_steps BIGINT, test_steps BIGINT, per_step BOOLEAN
 -- params: base (text, optional), test (text, optional), base_rank (int, optional), test_rank (int, optional), base_iteration (text, optional), test_iteration (text, optional), level (text, default 'all'), short_names (bool, default false), threshold (float, default 0.05), launched_only (bool, default false)
 -- uses: cpu_ops, cuda_api, gpu_ops, iterations, kernel_short_name, nvtx_ranges, ranks, run_pair
 -- complexity: O(n log n) in the ops of the two runs (hash aggregates; NVTX ranges to iterations by ASOF join)

@@ -3,6 +3,7 @@
 -- summary: Runs side by side (1, 2, 4 nodes ...): shares of step time and one sentence naming each run's main bottleneck
 -- unit: percent
 -- grain: run_id
+-- columns: run_id VARCHAR, world_size BIGINT, nodes BIGINT, label VARCHAR, differs_in VARCHAR, step_ns DOUBLE, window_ns BIGINT, compute_pct DOUBLE, exposed_comm_pct DOUBLE, exposed_mem_pct DOUBLE, exposed_other_pct DOUBLE, idle_pct DOUBLE, exposed_by_collective VARCHAR, bottleneck VARCHAR, bottleneck_pct DOUBLE, baseline_run VARCHAR, baseline_pct DOUBLE, idle_cause VARCHAR, idle_cause_pct DOUBLE, sentence VARCHAR, wait_pct DOUBLE, transfer_pct DOUBLE, comm_other_pct DOUBLE, launch_pct DOUBLE, idle_data_pct DOUBLE, idle_sync_pct DOUBLE, idle_os_pct DOUBLE, idle_launching_pct DOUBLE, idle_unexplained_pct DOUBLE, loss_pct DOUBLE, loss_wait_pct DOUBLE, loss_transfer_pct DOUBLE, loss_comm_other_pct DOUBLE, loss_mem_pct DOUBLE, loss_other_pct DOUBLE, loss_launch_pct DOUBLE, loss_idle_data_pct DOUBLE, loss_idle_sync_pct DOUBLE, loss_idle_os_pct DOUBLE, loss_idle_launching_pct DOUBLE, loss_idle_unexplained_pct DOUBLE, loss_per_node_pct DOUBLE, loss_by_group VARCHAR
 -- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time, idle_gaps
 -- uses: clock_offsets, collective_parts, gap_causes, host_activity, gpu_ops, intervals, nccl_ops, ranks, run_cards, run_config, series, training_steps

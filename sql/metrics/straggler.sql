@@ -3,6 +3,7 @@
 -- summary: Per rank, how long it waits for the others at collectives, how often it arrives last, and which rank straggles
 -- unit: ns
 -- grain: run_id, rank
+-- columns: run_id VARCHAR, rank INTEGER, collectives BIGINT, total_wait_ns BIGINT, mean_wait_ns DOUBLE, arrived_last_pct DOUBLE, arrived_first_pct DOUBLE, is_straggler BOOLEAN, median_start_skew_ns DOUBLE, max_start_skew_ns BIGINT, median_end_skew_ns DOUBLE
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), align_clocks (bool, default true)
 -- see: HTA straggler analysis; TraceLens multi-rank collective report (straggler_summary); nsys recipe nccl_gpu_overlap_trace
 -- uses: collective_clocks, scope

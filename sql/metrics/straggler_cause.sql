@@ -3,6 +3,7 @@
 -- summary: Per collective, the rank that arrived last, by how much, and what it did instead (data loading, sync waits, OS calls, launch gaps, GPU work) beside the median rank; per rank, how often it was last and whether the culprit is the same every step
 -- unit: ns
 -- grain: run_id, op_key, rank
+-- columns: run_id VARCHAR, op_key VARCHAR, collective VARCHAR, process_group VARCHAR, iteration INTEGER, ranks BIGINT, rank INTEGER, median_rank INTEGER, late_ns BIGINT, cause VARCHAR, why VARCHAR, later_start_ns BIGINT, since_ns BIGINT, stretch_ns BIGINT, data_loading_ns HUGEINT, sync_wait_ns HUGEINT, os_call_ns HUGEINT, launch_gap_ns HUGEINT, gpu_work_ns HUGEINT, median_stretch_ns BIGINT, median_data_loading_ns HUGEINT, median_sync_wait_ns HUGEINT, median_os_call_ns HUGEINT, median_launch_gap_ns HUGEINT, median_gpu_work_ns HUGEINT, collectives BIGINT, times_last BIGINT, last_pct DOUBLE, main_cause VARCHAR, steps_culprit BIGINT, steps BIGINT, culprit_stable BOOLEAN
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_rank (bool, default false), per_step (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: straggler, straggler_ops, idle_gaps, host_breakdown; msprof-analyze slow-rank analysis; traceml#374
 -- uses: collective_parts, gap_causes, gpu_ops, host_activity, iterations, scope

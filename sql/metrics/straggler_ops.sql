@@ -3,6 +3,7 @@
 -- summary: Per matched collective and rank, how long the rank waited for the last one to arrive
 -- unit: ns
 -- grain: run_id, op_key, rank
+-- columns: run_id VARCHAR, op_key VARCHAR, collective VARCHAR, iteration INTEGER, rank INTEGER, start_ns BIGINT, end_ns BIGINT, wait_ns BIGINT, arrived_last BOOLEAN, arrived_first BOOLEAN, start_skew_ns BIGINT, end_skew_ns BIGINT, ranks BIGINT
 -- params: run (text, optional), rank (int, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), align_clocks (bool, default true)
 -- see: HTA straggler analysis (per collective); TraceLens multi-rank collective report (nccl_implicit_sync); straggler sums these per rank
 -- uses: collective_clocks, scope

@@ -3,6 +3,7 @@
 -- summary: Host calls that wait for the GPU (the nsys analyze sync rules): host time blocked and GPU idle time during them, per rank and call name or per call
 -- unit: ns
 -- grain: run_id, rank, rule, name, tid, start_ns
+-- columns: run_id VARCHAR, rank INTEGER, tid BIGINT, rule VARCHAR, name VARCHAR, start_ns BIGINT, end_ns BIGINT, iteration INTEGER, calls BIGINT, blocked_ns BIGINT, max_blocked_ns BIGINT, gpu_idle_ns BIGINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per_call (bool, default false)
 -- see: nsys analyze rules cuda_api_sync, cuda_memcpy_sync, cuda_memset_sync, cuda_memcpy_async
 -- uses: gpu_ops, host_activity, ranks, scope

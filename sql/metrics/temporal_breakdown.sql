@@ -3,6 +3,7 @@
 -- summary: GPU time of each rank (or iteration) split into compute, exposed communication, exposed memory, other and idle
 -- unit: ns
 -- grain: run_id, rank, iteration
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, window_start_ns BIGINT, window_end_ns BIGINT, window_ns BIGINT, compute_ns BIGINT, exposed_comm_ns BIGINT, exposed_mem_ns BIGINT, exposed_other_ns BIGINT, idle_ns BIGINT, compute_pct DOUBLE, exposed_comm_pct DOUBLE, exposed_mem_pct DOUBLE, exposed_other_pct DOUBLE, idle_pct DOUBLE
 -- params: run (text, optional), rank (int, optional), per_iteration (bool, default false), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), unlaunched (text, default keep), memset (text, default memory), comm (text, default kinds)
 -- see: HTA get_temporal_breakdown (idle / compute / non-compute), split further as in DESIGN section 7
 -- uses: gpu_ops, intervals, iteration_tiles, launches, nccl_names, ranks, scope

@@ -3,6 +3,7 @@
 -- summary: Training throughput from run metadata: tokens/s = global batch x sequence length / median iteration time
 -- unit: tokens/s
 -- grain: run_id
+-- columns: run_id VARCHAR, batch_size BIGINT, seq_len BIGINT, iterations BIGINT, median_iteration_ns DOUBLE, samples_per_s DOUBLE, tokens_per_s DOUBLE, tflops_per_gpu DOUBLE, model_tflops_per_gpu DOUBLE, reason VARCHAR
 -- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false), parameters (float, optional)
 -- see: CCL-Bench throughput_tokens_sec
 -- uses: clock_offsets, perf_iteration_flops, run_cards, scope, training_steps

@@ -3,6 +3,7 @@
 -- summary: Collective traffic by kind, process group and message size: bytes, count, time and bus bandwidth percentiles
 -- unit: bytes, ns, GB/s
 -- grain: run_id, collective, pg_name, size_bucket
+-- columns: run_id VARCHAR, collective VARCHAR, pg_name VARCHAR, size_bucket VARCHAR, bucket_order INTEGER, collectives BIGINT, total_bytes BIGINT, total_ns BIGINT, busbw_p10_gbps DOUBLE, busbw_p50_gbps DOUBLE, busbw_p90_gbps DOUBLE, note VARCHAR
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
 -- uses: collective_sizes, nccl_ops, scope, sources

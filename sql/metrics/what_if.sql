@@ -3,6 +3,7 @@
 -- summary: Upper bound on each step's gain if one thing on its critical path changed: stragglers on time, communication hidden or faster, no launch overhead, no data wait, a kernel faster
 -- unit: ns
 -- grain: run_id, end_rank, instance, scenario
+-- columns: run_id VARCHAR, end_rank INTEGER, instance BIGINT, step_name VARCHAR, scenario VARCHAR, step_ns BIGINT, path_ns BIGINT, gain_ns BIGINT, new_step_ns BIGINT, gain_share DOUBLE
 -- params: run (text, optional), rank (int, optional), ranks (text, default each), annotation (text, optional), instance (int, optional), start_ns (int, optional), end_ns (int, optional), data_pattern (text, optional), scenario (text, optional), factor (float, default 2), kernel (text, optional)
 -- uses: collective_waits, dependency_graph
 -- complexity: as critical_path (its walk), then O(n) in the path's edges and a hash join to collective_waits

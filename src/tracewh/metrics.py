@@ -7,6 +7,9 @@ A metric file is a comment header, then one query over the public views (DESIGN 
     -- summary: one line
     -- unit: ns                            (optional)
     -- grain: run_id, rank, name
+    -- columns: run_id VARCHAR, rank INTEGER, name VARCHAR, total_ns BIGINT   (optional: every
+                                            column the query gives, in order, with its DuckDB
+                                            type; checked against the result by the tests)
     -- params: run (text, optional), rank (int, optional), top (int, default 0)   (or: none)
     -- see: nsys stats -r cuda_gpu_kern_sum  (optional)
     -- uses: kernels                       (the modules of sql/lib and sql/views it reads)
@@ -47,9 +50,10 @@ if TYPE_CHECKING:  # loaded where a query is checked or run: 'metrics list' read
     from sqlglot import exp
 
 REQUIRED_KEYS = ("metric", "version", "summary", "grain", "params", "uses")
-OPTIONAL_KEYS = ("unit", "see", "complexity", "show")
+OPTIONAL_KEYS = ("unit", "see", "complexity", "show", "columns")
 _HEADER_LINE = re.compile(r"^--\s*(%s):\s*(.*?)\s*$" % "|".join(REQUIRED_KEYS + OPTIONAL_KEYS))
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_COLUMN = re.compile(r"^(?P<name>[a-z_][a-z0-9_]*)\s+(?P<type>[A-Z][A-Z0-9_ ]*(?:\(.*\))?(?:\[\])*)$")
 _PARAM = re.compile(
     r"^(?P<name>[a-z_][a-z0-9_]*)\s*\(\s*(?P<type>\w+)\s*"
     r"(?:,\s*(?:(?P<optional>optional)|default\s+(?P<default>.+?)))?\s*\)$"
@@ -100,6 +104,7 @@ class Metric:
     path: Path
     complexity: str | None = None  # its cost in what a capture holds many of (ranges, ops)
     show: tuple[str, ...] = ()  # the columns a narrow terminal keeps, most telling first
+    columns: tuple[tuple[str, str], ...] = ()  # (name, DuckDB type) of each column it gives
 
     @property
     def query(self) -> str:
@@ -218,6 +223,9 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
         if not header[key][0]:
             raise MetricError(f"{path}:{header[key][1]}: `-- {key}:` is empty")
 
+    show = tuple(c.strip() for c in header.get("show", ("",))[0].split(",") if c.strip())
+    columns = _parse_columns(path, header, grain, show)
+
     body = "".join(text.splitlines(keepends=True)[body_line - 1:])
     if not body.strip():
         raise MetricError(f"{path}:{body_line}: no query after the header")
@@ -247,8 +255,33 @@ def load_metric(path: str | Path, check: bool = True) -> Metric:
         body=body,
         path=path,
         complexity=header.get("complexity", (None,))[0] or None,
-        show=tuple(c.strip() for c in header.get("show", ("",))[0].split(",") if c.strip()),
+        show=show,
+        columns=columns,
     )
+
+
+def _parse_columns(path: Path, header: dict[str, tuple[str, int]], grain: tuple[str, ...],
+                   show: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """The declared `name TYPE` pairs; the grain and the shown columns must be among them."""
+    if "columns" not in header:
+        return ()
+    text, line = header["columns"]
+    columns: list[tuple[str, str]] = []
+    for item in _split_top_level(text):
+        match = _COLUMN.match(item.strip())
+        if not match:
+            raise MetricError(f"{path}:{line}: cannot read column {item.strip()!r} - write "
+                              "`name TYPE` (a DuckDB type in capitals: BIGINT, VARCHAR[], ...)")
+        if any(name == match["name"] for name, _ in columns):
+            raise MetricError(f"{path}:{line}: column {match['name']} is declared twice")
+        columns.append((match["name"], match["type"].strip()))
+    names = {name for name, _ in columns}
+    for key, wanted in (("grain", grain), ("show", show)):
+        missing = [name for name in wanted if name not in names]
+        if missing:
+            raise MetricError(f"{path}:{header[key][1]}: `-- {key}:` names "
+                              f"{', '.join(missing)}, not among `-- columns:`")
+    return tuple(columns)
 
 
 def _read_header(path: Path, text: str) -> tuple[dict[str, tuple[str, int]], int]:
