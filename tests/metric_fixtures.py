@@ -211,3 +211,53 @@ def rows(con, metric: str, **params) -> list[dict]:
     table = run_metric(con, find_metric(metric), {k: str(v) for k, v in params.items()})
     return [{k: v for k, v in r.items() if k not in ("metric", "version")}
             for r in table.to_pylist()]
+
+
+# --- runs written as tables (the input records of tests/sql/*.test) -----------------------------
+
+# Each table: its rows' class (or what a row becomes) and the key columns that place it.
+TABLES = ("run", "rank", "op", "nccl", "step", "range", "api")
+
+
+def runs_from_tables(tables: dict[str, list[dict]]) -> list[Run]:
+    """The runs that tables of rows describe, in the order their `rank` rows come. Every row
+    but a run's and a rank's names its run and rank; a column left out takes the field's
+    default (Op's stream 7, device 0, ...)."""
+    unknown = set(tables) - set(TABLES)
+    if unknown:
+        raise ValueError(f"unknown input table(s) {', '.join(sorted(unknown))}: use {TABLES}")
+    cards = {row["run"]: row for row in tables.get("run", [])}
+    runs: dict[str, Run] = {}
+    ranks: dict[tuple[str, int], Rank] = {}
+    for row in tables.get("rank", []):
+        if row["run"] not in runs:
+            card = cards.get(row["run"], {})
+            runs[row["run"]] = Run(row["run"], [], card.get("batch_size"), card.get("seq_len"),
+                                   json.loads(card["metadata"]) if card.get("metadata") else None,
+                                   json.loads(card["params"]) if card.get("params") else {})
+        rank = Rank(row["run"], row["rank"], row.get("host"))
+        runs[row["run"]].ranks.append(rank)
+        ranks[(row["run"], row["rank"])] = rank
+    for table, add in (("op", lambda r, f: r.ops.append(Op(**f))),
+                       ("nccl", lambda r, f: r.nccl.append(Nccl(**f))),
+                       ("step", lambda r, f: r.steps.append((f["n"], f["start"], f["end"]))),
+                       ("range", lambda r, f: r.ranges.append(
+                           (f["text"], f["start"], f.get("end"), f.get("domain"), f["kind"]))),
+                       ("api", lambda r, f: r.api.append((f["name"], f["start"], f["end"])))):
+        for row in tables.get(table, []):
+            fields = {k: v for k, v in row.items() if k not in ("run", "rank")}
+            add(ranks[(row["run"], row["rank"])], fields)
+    return list(runs.values())
+
+
+def table_rows(lines: list[str]) -> list[dict]:
+    """Tab-separated rows under a line of column names; NULL is None, integers are ints."""
+    def value(text: str):
+        if text == "NULL":
+            return None
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    names = lines[0].split("\t")
+    return [dict(zip(names, (value(v) for v in line.split("\t")))) for line in lines[1:]]

@@ -1,7 +1,11 @@
-"""Golden files tests/sql/<metric>.test: hand-checked answers beside the query that gives them.
+"""Golden files tests/sql/<metric>.test: hand-checked answers beside the query that gives them
+and the rows it reads.
 
-sqllogictest style, run on the catalogue fixture (tests/test_metrics_catalogue.py RUNS):
+sqllogictest style, on a warehouse built from the file's own input records:
 
+    input <table>                rows the warehouse holds (tests/metric_fixtures.py TABLES: run,
+                                 rank, op, nccl, step, range, api): a line of column names, then
+                                 tab-separated rows (NULL for none); times in ns after BASE
     statement ok                 SQL that must run (SET VARIABLE run = 'job', as in the shell)
     statement error <text>       SQL that must fail with <text> in its message
     query <types> [rowsort]      SQL, then `----`, then the expected rows, tab-separated
@@ -17,18 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from metric_fixtures import build
-from test_metrics_catalogue import RUNS
+from metric_fixtures import build, runs_from_tables, table_rows
 from tracewh.metrics import find_metric
 
 GOLDEN = sorted((Path(__file__).parent / "sql").glob("*.test"))
-
-
-@pytest.fixture(scope="module")
-def con(tmp_path_factory):
-    connection = build(tmp_path_factory.mktemp("sql_golden") / "w.duckdb", RUNS)
-    yield connection
-    connection.close()
 
 
 def records(path: Path):
@@ -70,17 +66,25 @@ def with_metric(sql: str, metric) -> str:
     return sql.replace("FROM metric", f"FROM ({metric.query}\n) AS metric")
 
 
+def warehouse(path: Path, folder: Path):
+    """A warehouse holding exactly the rows of the file's input records."""
+    tables = {argument: table_rows(sql.splitlines())
+              for _, kind, argument, sql, _ in records(path) if kind == "input"}
+    assert tables, f"{path.name}: no input records - a golden file carries the rows it reads"
+    return build(folder / "w.duckdb", runs_from_tables(tables))
+
+
 @pytest.mark.parametrize("path", GOLDEN, ids=lambda p: p.stem)
-def test_golden_file(con, path):
+def test_golden_file(path, tmp_path):
     metric = find_metric(path.stem)
-    names = set()
+    con = warehouse(path, tmp_path)
     try:
         for line, kind, argument, sql, expected in records(path):
             where = f"{path.name}:{line}"
+            if kind == "input":
+                continue
             if kind == "statement":
                 statements = [with_metric(s, metric) for s in sql.split(";") if s.strip()]
-                names |= {s.split()[2] for s in statements
-                          if s.strip().upper().startswith("SET VARIABLE")}
                 if argument == "ok":
                     for statement in statements:
                         con.execute(statement)
@@ -100,5 +104,4 @@ def test_golden_file(con, path):
                 got, expected = sorted(got), sorted(expected)
             assert got == expected, where
     finally:
-        for name in names:
-            con.execute(f"RESET VARIABLE {name}")
+        con.close()
