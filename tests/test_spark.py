@@ -45,10 +45,6 @@ NOT_ON_SPARK: dict[str, str] = {  # name -> why it cannot run on Spark
                      "inlines perf_model), which Spark takes minutes to plan and then rejects "
                      "(PLAN_VALIDATION_FAILED_RULE_IN_BATCH in RemoveRedundantAliases)",
     "roofline": "the same as op_efficiency (op_kernels)",
-    "host_breakdown": "Spark 4's optimizer rejects its plan (PLAN_VALIDATION_FAILED_RULE_IN_BATCH in "
-                      "RemoveRedundantAliases); each CTE up to `clipped` plans alone",
-    "op_summary": "Spark 4's optimizer rejects its plan the same way, once launch_cpu_ops (not in "
-                  "a lake: it has no run_id) is read from its definition",
 }
 
 
@@ -105,3 +101,22 @@ def test_cli_query_engine_spark(spark, lake):
     assert on_duckdb.exit_code == 0, on_duckdb.stderr
     spark_lines, duckdb_lines = on_spark.stdout.splitlines(), on_duckdb.stdout.splitlines()
     assert spark_lines[0] == duckdb_lines[0] and len(spark_lines) == len(duckdb_lines) > 2
+
+
+@pytest.mark.parametrize("values", ["[2.0, 3.5, 4.0]", "[2.0, NULL, 3.0]", "[]", "[NULL]",
+                                    "NULL"])
+def test_a_list_product_folds_on_spark_as_duckdb_multiplies(spark, values):
+    """list_aggregate(l, 'product') (perf_numel) has no Spark function: the transpiler folds
+    the non-NULL elements, NULL when there are none, as DuckDB's product does."""
+    import duckdb
+    import sqlglot
+
+    from tracewh.transpile import _list_product
+
+    duckdb_sql = f"SELECT list_aggregate(CAST({values} AS DOUBLE[]), 'product') AS p"
+    want = duckdb.sql(duckdb_sql).fetchall()[0][0]
+    tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
+    call = tree.selects[0].this
+    call.replace(_list_product(call.expressions[0], "spark"))
+    got = spark.sql(tree.sql("spark")).collect()[0][0]
+    assert got == want

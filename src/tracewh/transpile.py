@@ -746,6 +746,12 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
             for spec, arg in zip(specs, node.expressions[1:]):
                 if spec.lower() in ("f", "e", "g", "a"):
                     arg.replace(exp.cast(arg.copy(), "DOUBLE"))
+        elif (isinstance(node, exp.Anonymous)
+                and node.name.lower() in ("list_aggregate", "array_aggregate", "list_aggr",
+                                          "array_aggr")
+                and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal)
+                and node.expressions[1].name.lower() == "product"):
+            node.replace(_list_product(node.expressions[0], dialect))
         elif isinstance(node, exp.RegexpSplit) or (
                 isinstance(node, exp.Anonymous)
                 and node.name.lower() in ("regexp_split_to_array", "string_split_regex")):
@@ -788,6 +794,22 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
             # quantile_cont(x, q): Spark's exact, interpolating percentile(x, q)
             node.replace(exp.Anonymous(this="percentile",
                                        expressions=[node.this.copy(), node.expression.copy()]))
+
+
+_LIST_PRODUCT = {  # a fold over the non-NULL elements, NULL when none, as DuckDB's product
+    "spark": "aggregate(filter(__list, __v -> __v IS NOT NULL), CAST(NULL AS DOUBLE), "
+             "(__acc, __v) -> coalesce(__acc, CAST(1 AS DOUBLE)) * __v)",
+    "trino": "reduce(filter(__list, __v -> __v IS NOT NULL), CAST(NULL AS DOUBLE), "
+             "(__acc, __v) -> coalesce(__acc, CAST(1 AS DOUBLE)) * __v, __acc -> __acc)",
+}
+
+
+def _list_product(values: exp.Expression, dialect: str) -> exp.Expression:
+    """list_aggregate(l, 'product') (perf_numel), which neither Spark nor Trino has."""
+    fold = sqlglot.parse_one(_LIST_PRODUCT[dialect], read=dialect)
+    next(c for c in fold.find_all(exp.Column) if c.name == "__list").replace(
+        exp.paren(values.copy()))
+    return fold
 
 
 def _window_count_distinct(window: exp.Window) -> exp.Expression:
