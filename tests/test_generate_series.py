@@ -117,7 +117,7 @@ def test_a_data_loader_that_cannot_keep_up_is_named_with_the_utilization(series)
     (["kineto", "--slow-loader", "3:9:5"], "the trace holds ProfilerStep#2 to #4"),
     (["kineto", "--slow-loader", "7:3:5"], "rank 7 is not among the 4 ranks"),
     (["kineto", "--data-loader-ms", "-1"], "--data-loader-ms -1.0: a duration, 0 or more"),
-    (["parallel", "--job", "ring"], "--job 'ring': one of ddp, fsdp, zero2, tp_dp, pp, moe"),
+    (["parallel", "--job", "ring"], "--job 'ring': one of ddp, fsdp, zero2, tp_dp, pp, moe, moe_dropless"),
     (["timed", "--kind", "slow"], "--kind 'slow': one of pipeline, launch_bound, straggler"),
 ])
 def test_a_scenario_asked_wrongly_is_refused_in_one_line(tmp_path, args, says):

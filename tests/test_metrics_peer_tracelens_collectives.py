@@ -1,7 +1,9 @@
 """straggler_ops, straggler and collective_bandwidth against TraceLens v1.0.0's multi-rank
 collective report (issue 37 step 4), recorded by tests/peer/tracelens_collectives.py in
-tests/peer/tracelens_collectives_1.0.0.json: the 8 real DLRM ranks (one node, no sizes) and a
-generated 2-node job with PyTorch 2.2+ collective args (sizes, so bandwidths).
+tests/peer/tracelens_collectives_1.0.0.json: the 8 real DLRM ranks (one node, no sizes), a
+generated 2-node job with PyTorch 2.2+ collective args (sizes, so bandwidths), and alltoall_pairs
+against the nccl_all2allv sheet and heatmap on the generated dropless MoE job (all_to_allv with
+uneven split sizes).
 
 TraceLens measures on each rank's clock as recorded; tracewh aligns the clocks first (the DLRM
 files name no host, so each rank is its own host and gets a 0.5-1.5 us offset from the
@@ -19,6 +21,7 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
+from tracewh.generate.parallel import MOE_HIDDEN
 from tracewh.metrics import find_metric, run_metric
 
 PEER = json.loads((Path(__file__).parent / "peer" / "tracelens_collectives_1.0.0.json").read_text())
@@ -164,5 +167,61 @@ def test_bandwidths_equal_tracelens_in_its_units(which, request):
 
 
 def test_no_shared_trace_records_all_to_allv_splits():
-    """TraceLens' nccl_all2allv sheets need all_to_allv with split sizes; no trace has them."""
+    """TraceLens' nccl_all2allv sheets need all_to_allv with split sizes; no shared trace has
+    them, the generated dropless MoE job does."""
     assert PEER["dlrm"]["all2allv"] == PEER["generated"]["all2allv"] == []
+    assert PEER["moe_dropless"]["all2allv"] == ["nccl_all2allv", "nccl_all2allv_heatmap",
+                                                "nccl_summary_all2allv"]
+
+
+@pytest.fixture(scope="module")
+def moe_dropless(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tl_moe_dropless")
+    kind, *args = PEER["moe_dropless_args"]
+    result = CliRunner().invoke(app, ["generate", kind, str(folder / "job"), *args])
+    assert result.exit_code == 0, result.stderr
+    con = warehouse(folder, folder / "job")
+    yield con, PEER["moe_dropless"]
+    con.close()
+
+
+def test_all2allv_collectives_equal_tracelens(moe_dropless):
+    """Each all_to_allv of TraceLens' nccl_all2allv sheet (collective_id "<group>_<n>": the n-th
+    of the group, from 0) is tracewh's collective of Seq n + 1: the same splits on every rank,
+    TraceLens' total data communicated (its MB: 2^20 bytes) is what the ranks sent, and its
+    size_imbalance (max / mean of the ranks' In msg size) is send_imbalance."""
+    con, peer = moe_dropless
+    rows = query(con, "alltoall_pairs")
+    splits = {(op_key, rank): (sent, received) for op_key, rank, sent, received in con.execute(
+        "SELECT op_key, rank, in_splits, out_splits FROM nccl_ops WHERE in_splits IS NOT NULL"
+    ).fetchall()}
+    assert len(peer["all2allv_collectives"]) == len({r["op_key"] for r in rows}) == 48
+    for c in peer["all2allv_collectives"]:
+        group, n = c["collective_id"].rsplit("_", 1)
+        ours = [r for r in rows if r["op_key"] == f"pg {group} [0, 1, 2, 3] seq {int(n) + 1}"]
+        assert len(ours) == 16
+        for rank, text in c["In split size"].items():
+            sent, received = splits[ours[0]["op_key"], int(rank)]
+            assert json.loads(text) == sent
+            assert json.loads(c["Out split size"][rank]) == received
+        sent = {r["src_rank"]: r["src_sent_bytes"] for r in ours}
+        assert sum(sent.values()) == c["total data communicated (MB)"] * 2**20
+        assert {str(k): v // 2 for k, v in sent.items()} == c["In msg nelems"]  # bf16
+        assert ours[0]["send_imbalance"] == pytest.approx(c["size_imbalance"], rel=1e-12)
+
+
+def test_all2allv_heatmap_equals_tracelens_in_its_units(moe_dropless):
+    """TraceLens' heatmap reads each split size as one element; PyTorch's are dim-0 rows (here
+    a token's 1024-element hidden state): split_unit=element reproduces it, the default counts
+    the rows' elements, MOE_HIDDEN times more."""
+    con, peer = moe_dropless
+    theirs = {(h["src_rank"], h["dst_rank"]): h for h in peer["all2allv_heatmap"]}
+    ours = {(r["src_rank"], r["dst_rank"]): r
+            for r in query(con, "alltoall_pairs", per="pair", split_unit="element")}
+    rows = {(r["src_rank"], r["dst_rank"]): r for r in query(con, "alltoall_pairs", per="pair")}
+    assert sorted(ours) == sorted(theirs) and len(ours) == 16
+    for pair, h in theirs.items():
+        assert ours[pair]["bytes"] == h["total_sent_MB"] * 2**20
+        assert ours[pair]["avg_bytes"] == pytest.approx(h["avg_sent_MB"] * 2**20, rel=1e-12)
+        assert ours[pair]["collectives"] == h["count"] == 48
+        assert rows[pair]["bytes"] == ours[pair]["bytes"] * MOE_HIDDEN

@@ -31,11 +31,14 @@ EXPECTED = {
            ("0", "Recv"): ("pipeline parallel", 0.5, 0.5, 0)},
     "moe": {("1", "AllToAll"): ("expert parallel", 8, 8, 0),           # dispatch + combine
             ("0", "AllReduce"): ("DDP / ZeRO-1", 0, 2, 0)},
+    "moe_dropless": {("1", "AllToAll"): ("expert parallel", 8, 8, 0),  # all_to_allv
+                     ("0", "AllReduce"): ("DDP / ZeRO-1", 0, 2, 0)},
 }
 # what runs infers: (tp, dp, pp, ep, zero_stage)
 INFERRED = {"ddp": (None, 4, None, None, None), "fsdp": (None, 4, None, None, 3),
             "zero2": (None, 4, None, None, 2), "tp_dp": (2, 2, None, None, None),
-            "pp": (None, None, 2, None, None), "moe": (None, 4, None, 4, None)}
+            "pp": (None, None, 2, None, None), "moe": (None, 4, None, 4, None),
+            "moe_dropless": (None, 4, None, 4, None)}
 
 
 @pytest.fixture(scope="module")

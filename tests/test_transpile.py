@@ -36,9 +36,11 @@ runner = CliRunner()
 DUCKDB_ONLY = ("critical_path", "what_if")
 METRICS = [m.name for m in list_metrics() if m.name not in DUCKDB_ONLY]
 NSYS_RUN, SMALL_RUN, KINETO_RUN = "ddp", "sweep/ddp 2r", "fsdp"  # a hive-escaped run id too
+MOE_RUN = "moe_dropless"  # all_to_allv with split sizes
 
 # Non-default parameters, each set run by the DuckDB round trip here and by tests/test_spark.py.
 PARAM_SETS = {
+    "alltoall_pairs": {"run": MOE_RUN, "per": "pair", "split_unit": "element", "iteration_from": "2"},
     "breakdown_diff": {"base": SMALL_RUN, "test": NSYS_RUN, "top": "3", "include_first_last": "true",
                        "kernel_wait_ns": "5000"},
     "clock_skew": {"run": NSYS_RUN},
@@ -86,15 +88,16 @@ def param_sets(name: str) -> list[dict]:
 
 
 def build_warehouse(folder: Path) -> Path:
-    """Generated multi-rank runs (nsys 4 ranks, nsys 2 ranks, Kineto 2 ranks) and a memory
-    series beside the 4-rank run, ingested through the CLI."""
+    """Generated multi-rank runs (nsys 4 ranks, nsys 2 ranks, Kineto 2 ranks, a Kineto MoE job
+    with all_to_allv splits) and a memory series beside the 4-rank run, ingested through the CLI."""
     traces = folder / "traces"
     for args in (["nsys", str(traces / NSYS_RUN), "--ranks", "4", "--iterations", "4",
                   "--layers", "2", "--seed", "3"],
                  ["nsys", str(traces / SMALL_RUN), "--ranks", "2", "--iterations", "3",
                   "--layers", "2", "--seed", "4", "--counters"],  # GPU and NIC counters
                  ["kineto", str(traces / KINETO_RUN), "--ranks", "2", "--iterations", "3",
-                  "--layers", "2", "--seed", "5"]):
+                  "--layers", "2", "--seed", "5"],
+                 ["parallel", str(traces / MOE_RUN), "--job", "moe_dropless", "--steps", "2"]):
         result = runner.invoke(app, ["generate", *args])
         assert result.exit_code == 0, result.output
     db = folder / "wh.duckdb"

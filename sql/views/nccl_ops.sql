@@ -36,6 +36,8 @@ SELECT
     seq,                 -- n-th on its process group (nsys: collectives on the communicator; a send or receive: to/from that peer)
     comm_id,             -- Kineto "Comms Id"; nsys: NCCL's commHash (0x + 16 hex digits)
     peer,                -- p2p peer (nsys: its rank in the communicator; Broadcast, Reduce: the root)
+    in_splits,           -- all_to_allv: dim-0 rows sent to each member of pg_ranks, in order (Kineto "In split size"; PyTorch writes 30 at most); NULL: none recorded
+    out_splits,          -- all_to_allv: dim-0 rows received from each member (Kineto "Out split size")
     op_key,              -- equal across ranks for the same collective
     kernel_name,
     api_name,            -- NCCL API range that launched it (nsys)

@@ -149,7 +149,8 @@ def generate_series(
 def generate_parallel(
     out: Annotated[Path, typer.Argument(help="Directory to write the rank traces into")],
     job: Annotated[str, typer.Option(
-        help="ddp, fsdp, zero2, tp_dp (TP x DP), pp (pipeline) or moe (expert all-to-all)")],
+        help="ddp, fsdp, zero2, tp_dp (TP x DP), pp (pipeline), moe (expert all-to-all) or "
+             "moe_dropless (all_to_allv with uneven per-peer split sizes)")],
     steps: Annotated[int, typer.Option(help="Training steps")] = 3,
 ) -> None:
     """Write a small Kineto job parallelised one of the usual ways, with PyTorch's process

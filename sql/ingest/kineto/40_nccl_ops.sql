@@ -37,7 +37,7 @@ WITH ops AS (
                '$."Collective name"', '$.dtype', '$."In msg nelems"', '$."Out msg nelems"',
                '$."Group size"', '$."Process Group Name"', '$."Process Group Description"',
                '$."Process Group Ranks"', '$.Seq', '$."Comms Id"', '$."Src Rank"', '$."Dst Rank"',
-               '$."Process Group ID"']) AS a
+               '$."Process Group ID"', '$."In split size"', '$."Out split size"']) AS a
     FROM _nccl n
 ), named AS (
     SELECT *,
@@ -58,7 +58,11 @@ WITH ops AS (
            a[8] AS pg_ranks,
            TRY_CAST(a[9] AS BIGINT) AS seq,
            a[10] AS comm_id,
-           TRY_CAST(coalesce(a[12], a[11]) AS INTEGER) AS peer
+           TRY_CAST(coalesce(a[12], a[11]) AS INTEGER) AS peer,
+           -- "[1792, 512, ...]" (PyTorch writes the first 30 and ", ..." beyond): the numbers in
+           -- order, NULL for "[]" (equal splits) or none
+           nullif(CAST(regexp_extract_all(a[14], '\d+') AS BIGINT[]), []) AS in_splits,
+           nullif(CAST(regexp_extract_all(a[15], '\d+') AS BIGINT[]), []) AS out_splits
     FROM ops
 )
 SELECT getvariable('host_pid') AS pid, device_id, stream_id,
@@ -67,7 +71,7 @@ SELECT getvariable('host_pid') AS pid, device_id, stream_id,
        collective_name, dtype, in_nelems, out_nelems, in_bytes, out_bytes,
        -- nccl-tests sizes: AllGather counts its output, ReduceScatter its input, others either
        greatest(in_bytes, out_bytes) AS full_bytes,
-       group_size, pg_name, pg_desc, pg_ranks, seq, comm_id, peer,
+       group_size, pg_name, pg_desc, pg_ranks, seq, comm_id, peer, in_splits, out_splits,
        -- The same collective on every rank: (process group, Seq) when the trace has Seq, else
        -- the n-th collective of that process group on this rank, else the n-th of its kind.
        CASE

@@ -1,13 +1,22 @@
 """Kineto traces of small jobs parallelised in the usual ways (DDP, FSDP, ZeRO-2, TP x DP,
-pipeline, MoE), for the parallelism metric: each rank's steps hold forward, backward and
-optimizer phases as PyTorch marks them (`## forward ##`, `## backward ##` with the autograd
-thread's `autograd::engine::evaluate_function: ...` ops, `## optimizer ##`), GEMM kernels, and
-the collectives each scheme launches, with the process-group arguments PyTorch >= 2.2 writes on
-NCCL kernels (Collective name, In/Out msg nelems, Group size, Process Group Name/Ranks, Seq).
+pipeline, MoE with capacity-bound or dropless experts), for the parallelism metric: each rank's
+steps hold forward, backward and optimizer phases as PyTorch marks them (`## forward ##`,
+`## backward ##` with the autograd thread's `autograd::engine::evaluate_function: ...` ops,
+`## optimizer ##`), GEMM kernels, and the collectives each scheme launches, with the
+process-group arguments PyTorch >= 2.2 writes on NCCL kernels (Collective name, In/Out msg
+nelems, Group size, Process Group Name/Ranks, Seq).
 
 A collective is given as (phase, where, collective, group, elements): `where` says when in the
 phase it is launched: 'each layer' (before the layer's GEMM), 'after each layer', 'every 2
-layers' (gradient buckets) or 'once'."""
+layers' (gradient buckets) or 'once'.
+
+moe_dropless routes each token to the experts its router picks, with no capacity limit: every
+dispatch and combine is an all_to_allv whose per-peer sizes differ by rank, layer and step
+(dropless_tokens), written as PyTorch >= 2.2 writes them: c10d's "all_to_allv" with "In split
+size" / "Out split size" on the record_param_comms op and on its kernel (kineto copies them), a
+string such as "[1792, 512, 2304, 1024]" of dim-0 sizes (tokens: rows of MOE_HIDDEN bf16
+elements; ProcessGroupNCCL::alltoall_base sends split[j] rows to group member j).
+`dropless_sends` gives the bytes each rank sent each peer."""
 
 from __future__ import annotations
 
@@ -15,7 +24,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-JOBS = ("ddp", "fsdp", "zero2", "tp_dp", "pp", "moe")
+JOBS = ("ddp", "fsdp", "zero2", "tp_dp", "pp", "moe", "moe_dropless")
 _C10D = {"AllReduce": "allreduce", "AllGather": "_allgather_base",
          "ReduceScatter": "_reduce_scatter_base", "AllToAll": "all_to_all", "Send": "send",
          "Recv": "recv"}
@@ -29,6 +38,7 @@ _GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsi
 BUCKET = 12_500_000  # gradient bucket: 25 MB of bf16
 LAYER = 2_000_000    # one layer's parameters
 ACTIVATION = 1_048_576
+MOE_HIDDEN = 1024    # elements of one token's hidden state: a row of the all_to_allv tensors
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class ParallelJob:
     groups: dict[int, dict[str, Group]]          # rank -> role -> its group
     collectives: tuple[tuple[str, str, str, str, int], ...]  # (phase, where, collective, role, nelems)
     peers: dict[int, tuple[str, int]] | None = None   # pipeline: rank -> (Send|Recv in forward, peer)
+    dropless: bool = False  # AllToAll is all_to_allv with the splits of dropless_tokens
 
 
 def job(kind: str) -> ParallelJob:
@@ -72,16 +83,37 @@ def job(kind: str) -> ParallelJob:
             ("backward", "every 2 layers", "AllReduce", "dp", BUCKET)))
     if kind == "pp":  # 2 stages: activations forward 0 -> 1, gradients back 1 -> 0
         return ParallelJob(world, 4, everyone, (), {0: ("Send", 1), 1: ("Recv", 0)})
-    if kind == "moe":  # experts over all 4 ranks, the dense layers data-parallel on the same ranks
+    if kind in ("moe", "moe_dropless"):  # experts over all 4 ranks, the dense layers data-parallel
         groups = {r: {"ep": Group("1", tuple(range(world)), "ep_group"),
                       "dp": Group("0", tuple(range(world)), "default_pg")} for r in range(world)}
+        # dispatch before each expert layer, combine after it; backward the same two, reversed
         return ParallelJob(world, 4, groups, (
             ("forward", "each layer", "AllToAll", "ep", ACTIVATION),
             ("forward", "after each layer", "AllToAll", "ep", ACTIVATION),
             ("backward", "each layer", "AllToAll", "ep", ACTIVATION),
             ("backward", "after each layer", "AllToAll", "ep", ACTIVATION),
-            ("backward", "every 2 layers", "AllReduce", "dp", BUCKET)))
+            ("backward", "every 2 layers", "AllReduce", "dp", BUCKET)), dropless=kind == "moe_dropless")
     raise ValueError(f"unknown parallel job {kind!r}: choose one of {', '.join(JOBS)}")
+
+
+def dropless_tokens(step: int, layer: int, world: int) -> list[list[int]]:
+    """Tokens each rank routes to each rank's experts in `layer` of step `step` (row: sender):
+    uneven per pair and per sender, one hot expert rank per layer, the same in backward."""
+    hot = (layer + step) % world
+    return [[256 * (1 + (3 * src + 5 * dst + layer + step) % 7) + 1024 * (dst == hot)
+             for dst in range(world)] for src in range(world)]
+
+
+def dropless_sends(steps: int = 3) -> dict[tuple[int, int, int], int]:
+    """What moe_dropless's files say was sent: (Seq on the expert group, src rank, dst rank) ->
+    bytes, every all_to_allv of `steps` steps (the self pair included: a local copy)."""
+    spec = job("moe_dropless")
+    sends = {}
+    for rank in range(spec.world_size):
+        r = _Rank(spec, rank)
+        r.trace(steps)
+        sends.update(r.sent)
+    return sends
 
 
 def generate_parallel_job(out_dir: str | Path, kind: str, steps: int = 3) -> list[Path]:
@@ -109,6 +141,7 @@ class _Rank:
     def __init__(self, spec: ParallelJob, rank: int):
         self.spec, self.rank, self.events = spec, rank, []
         self.t, self.correlation, self.seq = 1_000.0, 1, {}
+        self.step, self.sent = 0, {}  # sent: dropless all_to_allv bytes, (seq, src, dst) -> bytes
 
     def _x(self, cat, name, tid, start, dur, pid=None, **args):
         self.events.append({"ph": "X", "cat": cat, "name": name, "pid": 1 if pid is None else pid,
@@ -122,19 +155,34 @@ class _Rank:
                 correlation=corr, **{"External id": corr}, **args)
         self.t += 10
 
-    def _collective(self, collective, role, nelems, tid, peer=None):
+    def _collective(self, collective, role, nelems, tid, peer=None, layer=None, where=None):
         group = self.spec.groups[self.rank][role]
         self.seq[group.name] = self.seq.get(group.name, 0) + 1
         out = nelems * len(group.ranks) if collective == "AllGather" else (
             nelems // len(group.ranks) if collective == "ReduceScatter" else nelems)
-        args = {"Collective name": _C10D[collective], "In msg nelems": nelems, "Out msg nelems": out,
-                "Group size": len(group.ranks), "dtype": "BFloat16", "Process Group Name": group.name,
-                "Process Group Description": group.desc,
+        name, splits = _C10D[collective], None
+        if collective == "AllToAll" and self.spec.dropless:
+            tokens = dropless_tokens(self.step, layer, len(group.ranks))
+            me = group.ranks.index(self.rank)
+            dispatch = [tokens[me][j] for j in range(len(group.ranks))]  # my tokens to each expert
+            combine = [tokens[j][me] for j in range(len(group.ranks))]   # their tokens back
+            sent, received = (dispatch, combine) if where == "each layer" else (combine, dispatch)
+            name, nelems, out = "all_to_allv", sum(sent) * MOE_HIDDEN, sum(received) * MOE_HIDDEN
+            splits = {"In split size": "[" + ", ".join(map(str, sent)) + "]",
+                      "Out split size": "[" + ", ".join(map(str, received)) + "]"}
+            for j, rows in enumerate(sent):
+                self.sent[self.seq[group.name], self.rank, group.ranks[j]] = rows * MOE_HIDDEN * 2
+        args = {"Collective name": name, "In msg nelems": nelems, "Out msg nelems": out,
+                "Group size": len(group.ranks), "dtype": "BFloat16", **(splits or {}),
+                "Process Group Name": group.name, "Process Group Description": group.desc,
                 "Process Group Ranks": "[" + ", ".join(map(str, group.ranks)) + "]",
                 "Seq": self.seq[group.name]}
         if peer is not None:
             args["Src Rank" if collective == "Recv" else "Dst Rank"] = peer
-        self._x("cpu_op", "record_param_comms", tid, self.t - 1, 12)
+        # PyTorch >= 2.2 writes the args on record_param_comms too (with Rank), and kineto copies
+        # them to its kernel, linked by External id; the older jobs keep a bare op
+        host = {"External id": self.correlation, **args, "Rank": self.rank} if splits else {}
+        self._x("cpu_op", "record_param_comms", tid, self.t - 1, 12, **host)
         self._launch(tid, _KERNEL[collective], 8, **args)
 
     def _phase(self, phase, layers, tid):
@@ -142,10 +190,10 @@ class _Rank:
         for index, layer in enumerate(layers):
             start = self.t
             for _, where, collective, role, nelems in self._of(phase, "each layer"):
-                self._collective(collective, role, nelems, tid)
+                self._collective(collective, role, nelems, tid, layer=layer, where=where)
             self._launch(tid, _GEMM, 8)
             for _, where, collective, role, nelems in self._of(phase, "after each layer"):
-                self._collective(collective, role, nelems, tid)
+                self._collective(collective, role, nelems, tid, layer=layer, where=where)
             if index % 2 == 1:
                 for _, where, collective, role, nelems in self._of(phase, "every 2 layers"):
                     self._collective(collective, role, nelems, tid)
@@ -164,7 +212,7 @@ class _Rank:
     def trace(self, steps: int) -> list[dict]:
         layers = range(self.spec.layers)
         for n in range(1, steps + 1):
-            step_start = self.t
+            step_start, self.step = self.t, n
             self.t += 5
             for phase, name, tid, order in (("forward", "## forward ##", self.MAIN, layers),
                                             ("backward", "## backward ##", self.AUTOGRAD, reversed(layers)),
