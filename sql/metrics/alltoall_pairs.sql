@@ -3,6 +3,7 @@
 -- summary: Bytes each rank sent each peer in all_to_allv collectives (MoE token dispatch), per collective or summed per rank pair, and how uneven they are
 -- unit: bytes
 -- grain: run_id, op_key, src_rank, dst_rank
+-- columns: run_id VARCHAR, op_key VARCHAR, iteration INTEGER, src_rank INTEGER, dst_rank INTEGER, collectives BIGINT, bytes BIGINT, received_bytes BIGINT, avg_bytes DOUBLE, src_sent_bytes BIGINT, dst_received_bytes BIGINT, pair_vs_mean DOUBLE, send_imbalance DOUBLE, recv_imbalance DOUBLE, note VARCHAR
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default collective), split_unit (text, default row)
 -- see: TraceLens multi-rank collective report (nccl_all2allv: size_imbalance; nccl_all2allv_heatmap: total_sent_MB, avg_sent_MB, count per src_rank, dst_rank)
 -- uses: nccl_splits, scope

@@ -33,8 +33,8 @@ SELECT
     iteration,
     start_ns,            -- the operation's kernel on this rank, UTC ns
     end_ns,
-    j - 1 AS peer_index, -- the member's position in the process group (0-based)
-    CASE WHEN len(members) = group_size THEN members[j] END AS peer_rank,  -- its global rank (Process Group Ranks); NULL when the trace lists none or not all
+    CAST(j - 1 AS INTEGER) AS peer_index, -- the member's position in the process group (0-based)
+    CAST(CASE WHEN len(members) = group_size THEN members[j] END AS INTEGER) AS peer_rank,  -- its global rank (Process Group Ranks); NULL when the trace lists none or not all
     in_splits[j] AS sent_rows,       -- dim-0 rows sent to the member ("In split size")
     out_splits[j] AS received_rows,  -- dim-0 rows received from it ("Out split size")
     dtype_bytes(dtype) AS elem_bytes,  -- bytes per element; NULL for a dtype tracewh does not know
