@@ -35,6 +35,10 @@ class _OneLineErrors(typer.core.TyperGroup):
             _fail(str(exc))
         except KeyboardInterrupt:
             _fail(INTERRUPTED, 130)
+        except MemoryError:  # past the process's data bound (session.bound_process_memory)
+            _fail(f"tracewh {ctx.invoked_subcommand or ''}: out of memory beyond --memory-limit "
+                  "(a result too large to hand on: ask fewer rows, e.g. a top or a window, or "
+                  "raise --memory-limit)")
         except Exception as exc:  # duckdb is imported lazily: classified by what was loaded
             duckdb = sys.modules.get("duckdb")
             if (duckdb is not None and isinstance(exc, duckdb.InterruptException)) or (
@@ -43,7 +47,8 @@ class _OneLineErrors(typer.core.TyperGroup):
             if isinstance(exc, OSError) or (duckdb is not None and isinstance(exc, duckdb.Error)):
                 command = f"tracewh {ctx.invoked_subcommand or ''}".strip()
                 fault = storage_fault(exc, f"finish '{command}'")
-                _fail(str(fault) if fault else f"{command}: {str(exc).splitlines()[0]}")
+                said = (str(exc).splitlines() or [type(exc).__name__])[0]  # some say nothing
+                _fail(str(fault) if fault else f"{command}: {said}")
             raise
 
 
