@@ -130,6 +130,21 @@ def test_bad_parameter_and_unknown_metric_are_one_line_errors(sample_db):
     assert result.exit_code == 1 and "no_such_metric" in result.stderr
 
 
+@pytest.mark.parametrize("fault, said", [
+    (MemoryError(), "Error: tracewh query: out of memory beyond --memory-limit (a result too "
+                    "large to hand on: ask fewer rows, e.g. a top or a window, or raise "
+                    "--memory-limit)\n"),
+    (OSError(), "Error: tracewh query: OSError\n")])  # an error that says nothing
+def test_a_fault_without_words_is_one_line_too(sample_db, monkeypatch, fault, said):
+    """(run_diff with top=0 on 500,000 kernel names at --memory-limit 512MB raised both)"""
+    def fail(*args, **kwargs):
+        raise fault
+
+    monkeypatch.setattr(tracewh.session.Session, "query", fail)
+    result = runner.invoke(app, ["query", "gpu_kernel_summary", "--db", str(sample_db)])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", said)
+
+
 def test_sql_and_runs(sample_db):
     result = runner.invoke(app, ["sql", "SELECT count(DISTINCT rank) AS n FROM kernels", "--db",
                                  str(sample_db), "--format", "csv"])

@@ -3,6 +3,8 @@ generated pair of runs whose kernels were added, removed, renamed, slowed and sp
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import statistics
 from collections import defaultdict
@@ -280,7 +282,7 @@ def test_cli_diff_prints_the_sentence_then_the_top_changes(pair_db):
     finally:
         con.close()
     assert first == f"base -> test: {sentence}" and GEMM_WGRAD.name in first
-    assert "run_diff v1" in table[0]
+    assert f"run_diff v{find_metric('run_diff').version}" in table[0]
     assert [r["level"] for r in top] == [line.split("│")[1].strip() for line in table
                                         if line.startswith("│")]
 
@@ -299,6 +301,45 @@ def test_cli_diff_csv_is_run_diffs_rows(pair_db):
     lines = result.stdout.splitlines()
     assert len(lines) == len(want) + 1
     assert [line.split(",")[3] for line in lines[1:]] == [r["name"] for r in want]
+
+
+def test_run_diff_keeps_its_top_changes_and_sums_the_others(pair_db):
+    con = tracewh.connect(pair_db[0], read_only=True)
+    try:
+        every = rows(con, "run_diff", base="base", test="test", top=0)
+        kept = rows(con, "run_diff", base="base", test="test", top=3)
+        default = rows(con, "run_diff", base="base", test="test")
+    finally:
+        con.close()
+    assert len(every) > 4 and default == every  # fewer ops than the default top: no rest row
+    *first, rest = kept
+    left = every[3:]
+    assert first == every[:3] and "rest" not in {r["level"] for r in every}
+    assert (rest["level"], rest["name"]) == ("rest", f"{len(left):,} more ops (top=0 lists them)")
+    for column in ("base_count", "test_count", "base_total_ns", "test_total_ns", "count_diff",
+                   "time_diff_ns"):
+        assert rest[column] == pytest.approx(sum(r[column] for r in left)), column
+    assert (rest["count_class"], rest["time_class"]) == (None, None)  # no op: no change class
+    # the largest changes first: none left out moved more than the last one kept
+    assert max(abs(r["time_diff_ns"]) for r in left) <= abs(first[-1]["time_diff_ns"])
+
+
+def test_cli_diff_says_how_many_ops_it_left_out(pair_db):
+    db = pair_db[0]
+    result = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(db), "--top", "3",
+                                      "--format", "csv"])
+    assert result.exit_code == 0, result.stderr
+    got = list(csv.DictReader(io.StringIO(result.stdout)))
+    every = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(db), "--top", "0",
+                                     "--format", "csv"])
+    left = len(every.stdout.splitlines()) - 1 - 3
+    assert len(got) == 3 + 1 and (got[-1]["level"], got[-1]["name"]) == (
+        "rest", f"{left:,} more ops (top=0 lists them)")
+    assert (f"run_diff kept its top rows: the last row, 'rest', stands for {left:,} more ops "
+            "(--top 0 lists them)") in result.stderr
+    assert "rest" not in every.stderr + every.stdout  # nothing left out, nothing said
+    table = CliRunner().invoke(app, ["diff", "base", "test", "--db", str(db), "--top", "3"])
+    assert f"stands for {left:,} more ops" in table.stderr  # beyond a terminal's --max-rows too
 
 
 @pytest.mark.parametrize("args, message", [
@@ -353,6 +394,20 @@ def test_regressions_flag_what_moved_from_the_series_median(series):
     assert got[0]["flagged"] and not got[-1]["flagged"]
 
 
+def test_regressions_keep_their_top_rows_and_count_the_others(series):
+    con, _ = series
+    every = rows(con, "regressions", threshold=0.2, top=0)
+    assert rows(con, "regressions", threshold=0.2) == every  # fewer rows than the default top
+    top = max(i for i, r in enumerate(every) if r["worse"])  # the last regression is cut off
+    *first, rest = rows(con, "regressions", threshold=0.2, top=top)
+    left = every[top:]
+    flagged, worse = (sum(bool(r[c]) for r in left) for c in ("flagged", "worse"))
+    assert first == every[:top] and top > 1 and flagged > worse >= 1
+    assert rest == {**{k: None for k in rest}, "section": "rest",  # counted, never worse itself
+                    "item": f"{len(left):,} more rows, {flagged} flagged, {worse} worse "
+                            "(top=0 lists them)"}
+
+
 def test_regressions_take_an_explicit_list_of_runs_or_a_series(series):
     con, _ = series
     assert {r["run_id"] for r in rows(con, "regressions", runs="base,test")} == {"base", "test"}
@@ -375,6 +430,7 @@ def test_report_gains_a_diff_section_when_asked_for_two_runs(pair, tmp_path):
     """(Without --run, a warehouse of two runs gets no diff section: tests/test_report.py's
     sample report.)"""
     from tracewh.report import build_report
+    from tracewh.report.draw import _fmt_ns
     from tracewh.session import Session
 
     con, _, _ = pair
@@ -385,8 +441,13 @@ def test_report_gains_a_diff_section_when_asked_for_two_runs(pair, tmp_path):
     assert figure.caption == sentence and GEMM_WGRAD.name in sentence
     version = find_metric("breakdown_diff").version
     assert [u.describe() for u in figure.uses] == [f"breakdown_diff v{version} (base=base, test=test)"]
-    top = rows(con, "run_diff", base="base", test="test")[:15]
-    assert table.table_html.count("<tr>") == len(top) + 1
+    every = rows(con, "run_diff", base="base", test="test", top=0)
+    top, left = every[:15], every[15:]
+    assert table.table_html.count("<tr>") == len(top) + 1 and "more ops" not in table.table_html
+    assert len(left) > 0 and table.notes[0] == (  # the ops past the 15: summed, in a note
+        f"The other ops changed less: {len(left):,} more ops, "
+        f"{_fmt_ns(sum(r['base_total_ns'] for r in left))} in base and "
+        f"{_fmt_ns(sum(r['test_total_ns'] for r in left))} in test.")
     assert table.table_html.index(GEMM_WGRAD.name[:63]) < table.table_html.index("flash_fwd")
     assert sentence in (tmp_path / "index.html").read_text()
 

@@ -102,3 +102,28 @@ def test_regressions_fail(pairs):
     assert passed.returncode == 0, passed.stderr
     refused = _tracewh("query", "idle_gaps", "--db", str(db), "--fail")
     assert refused.returncode == 1 and "has no 'worse' column" in refused.stderr
+
+
+def test_the_gate_judges_every_row_and_a_rest_row_is_no_regression(pairs):
+    """regressions hands on its top rows and counts the others in a 'rest' row (issue 42):
+    --fail judges every row all the same, and the rest row itself is never worse."""
+    db, _ = pairs
+    args = ("query", "regressions", "--db", str(db), "-p", "runs=same_base,same_test,slow_test",
+            "-p", "threshold=0.05", "-f", "csv")
+    every = list(csv.DictReader(io.StringIO(_tracewh(*args, "-p", "top=0").stdout)))
+    worse = sum(r["worse"] == "true" for r in every)
+    cut = _tracewh(*args, "-p", "top=1")
+    *first, rest = csv.DictReader(io.StringIO(cut.stdout))
+    assert first == every[:1] and first[0]["worse"] == "true" and worse > 1
+    assert (rest["section"], rest["flagged"], rest["worse"]) == ("rest", "", "")
+    assert rest["item"].startswith(f"{len(every) - 1:,} more rows, ")
+    assert f", {worse - 1} worse (top=0 lists them)" in rest["item"]
+    assert f"'rest', stands for {rest['item'].split(' (')[0]} (--param top=0 lists them)" in \
+        cut.stderr
+    gate = _tracewh(*args, "--fail")  # the default top: every row judged and listed
+    assert gate.returncode == 1 and list(csv.DictReader(io.StringIO(gate.stdout))) == every
+    assert f"Error: {worse} row(s) say worse = true" in gate.stderr and "rest" not in gate.stderr
+    refused = _tracewh(*args, "-p", "top=1", "--fail")
+    assert (refused.returncode, refused.stdout) == (1, "") and refused.stderr == (
+        "Error: --fail judges every row: leave out --param top (the rows past the top would "
+        "not be judged)\n")

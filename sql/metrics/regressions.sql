@@ -1,16 +1,17 @@
 -- metric: regressions
--- version: 3
+-- version: 4
 -- summary: Every measure of a series of runs that moved more than a threshold from the series' median
 -- unit: ns
 -- grain: run_id, section, item
 -- columns: run_id VARCHAR, section VARCHAR, item VARCHAR, value DOUBLE, series_median DOUBLE, runs BIGINT, deviation DOUBLE, deviation_pct DOUBLE, flagged BOOLEAN, worse BOOLEAN
--- params: runs (text, optional), series (text, optional), threshold (float, default 0.1), include_first_last (bool, default false), kernel_wait_ns (int, default 30000)
--- uses: ranks, run_measures, series
+-- params: runs (text, optional), series (text, optional), threshold (float, default 0.1), include_first_last (bool, default false), kernel_wait_ns (int, default 30000), top (int, default 1000)
+-- uses: ranks, run_measures, series, summary_stats
 -- complexity: O(m) in run measures (run_measures per run, then hash joins)
 -- see: breakdown_diff, run_diff, scaling
 -- show: run_id, section, item, deviation_pct, worse, value, series_median
 --
 -- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
+-- v4: top (default 1000) keeps the largest moves; the rows past it are counted in one 'rest' row (issue 42).
 -- A series is runs of the same configuration but for one field or the date. runs: a
 -- comma-separated list of run ids (default: every run). series: a series_id of the series view
 -- (runs that differ in exactly one configuration field): its runs only.
@@ -21,6 +22,11 @@
 -- more than threshold x |median| away from it (0.1 = 10%; any value off a median of 0).
 -- worse: the move is a regression (up for times, down for the overlap share).
 -- Ordered flagged first, then by the size of the move.
+-- top (default 1000; 0: every row) keeps the first top rows. The others, when there are any,
+-- are one last row: section 'rest', item '16,724 more rows, 130 flagged, 12 worse (top=0 lists
+-- them)', every other column NULL. It is no measure, so never flagged nor worse: a gate that
+-- judges every row asks top=0 (`tracewh query regressions --fail` does). Without top, a
+-- warehouse of 500,000 kernel names hands on a row per name and run.
 WITH chosen AS (
     SELECT run_id FROM (SELECT DISTINCT run_id FROM ranks)
     WHERE (getvariable('runs') IS NULL
@@ -55,18 +61,35 @@ judged AS (
            abs(c.value - d.series_median) > coalesce(CAST(getvariable('threshold') AS DOUBLE), 0.1) * abs(d.series_median)
                AS flagged
     FROM counted c JOIN medians d ON d.section = c.section AND d.item = c.item
-)
+),
+ranked AS (
 SELECT
     run_id,
-    section,                                  -- step | breakdown | overlap | idle | collective | kernel
+    section,                                  -- step | breakdown | overlap | idle | collective | kernel | rest
     item,
     value,                                    -- ns per rank and step (step time: ns; overlap: %)
     series_median,                            -- the median of the series' runs
     runs,                                     -- runs with a value
     deviation,                                -- value - series_median
     deviation * 100.0 / nullif(abs(series_median), 0) AS deviation_pct,
-    coalesce(flagged, false) AS flagged,      -- moved more than threshold from the median
-    CASE WHEN flagged THEN (deviation > 0) <> (section = 'overlap') END AS worse
+    coalesce(flagged, false) AS flagged,      -- moved more than threshold from the median (rest: NULL)
+    CASE WHEN flagged THEN (deviation > 0) <> (section = 'overlap') END AS worse,  -- rest: NULL
+    row_number() OVER (ORDER BY coalesce(flagged, false) DESC,
+                                abs(deviation * 100.0 / nullif(abs(series_median), 0)) DESC NULLS FIRST,
+                                run_id, section, item) AS row_no
 FROM judged
-ORDER BY coalesce(flagged, false) DESC, abs(deviation * 100.0 / nullif(abs(series_median), 0)) DESC NULLS FIRST,
-         run_id, section, item;
+)
+SELECT run_id, section, item, value, series_median, runs, deviation, deviation_pct, flagged,
+       worse
+FROM (
+    SELECT * FROM ranked WHERE within_top(row_no, getvariable('top'))
+    UNION ALL
+    -- the rows past top, counted
+    SELECT NULL, 'rest',
+           format('{:,} more rows, {:,} flagged, {:,} worse (top=0 lists them)', count(*),
+                  count(*) FILTER (WHERE flagged), count(*) FILTER (WHERE worse)),
+           NULL, NULL, NULL, NULL, NULL, NULL, NULL, max(row_no)
+    FROM ranked WHERE NOT within_top(row_no, getvariable('top'))
+    HAVING count(*) > 0
+)
+ORDER BY row_no;

@@ -1,15 +1,16 @@
 -- metric: run_diff
--- version: 1
+-- version: 2
 -- summary: What changed between two runs, per op name: counts and total time in each, the differences and the class of change
 -- unit: ns
 -- grain: level, name
 -- columns: level VARCHAR, name VARCHAR, base_count DOUBLE, test_count DOUBLE, base_total_ns DOUBLE, test_total_ns DOUBLE, count_diff DOUBLE, time_diff_ns DOUBLE, time_diff_pct DOUBLE, base_avg_ns DOUBLE, test_avg_ns DOUBLE, count_class VARCHAR, time_class VARCHAR, base_steps BIGINT, test_steps BIGINT, per_step BOOLEAN
--- params: base (text, optional), test (text, optional), base_rank (int, optional), test_rank (int, optional), base_iteration (text, optional), test_iteration (text, optional), level (text, default 'all'), short_names (bool, default false), threshold (float, default 0.05), launched_only (bool, default false)
--- uses: cpu_ops, cuda_api, gpu_ops, iterations, kernel_short_name, nvtx_ranges, ranks, run_pair
+-- params: base (text, optional), test (text, optional), base_rank (int, optional), test_rank (int, optional), base_iteration (text, optional), test_iteration (text, optional), level (text, default 'all'), short_names (bool, default false), threshold (float, default 0.05), launched_only (bool, default false), top (int, default 1000)
+-- uses: cpu_ops, cuda_api, gpu_ops, iterations, kernel_short_name, nvtx_ranges, ranks, run_pair, summary_stats
 -- complexity: O(n log n) in the ops of the two runs (hash aggregates; NVTX ranges to iterations by ASOF join)
 -- see: HTA TraceDiff.compare_traces and ops_diff (tests/peer/hta_trace_diff.py)
 -- show: level, name, time_diff_ns, time_class, time_diff_pct, base_total_ns, test_total_ns, count_class
 --
+-- v2: top (default 1000) keeps the largest changes; the ops past it are summed in one 'rest' row (issue 42).
 -- The ops of two runs matched by name: base is the run before (the control), test the run
 -- after. Default: base is the first run by run_id, test the next one (run_pair).
 -- Scope of each side: base_rank / test_rank (default: every rank of the run) and
@@ -35,6 +36,10 @@
 -- increased or decreased when the total time moved by more than threshold x the base time
 -- (0.05 = 5%), else unchanged.
 -- Ordered by the absolute time difference, largest first.
+-- top (default 1000; 0: every op) keeps the top ops of that order. The others, when there are
+-- any, are summed in one last row: level 'rest', name '15,724 more ops (top=0 lists them)',
+-- their counts and times summed (time_diff_ns: their net change), the classes NULL. Without
+-- top, a warehouse of 500,000 kernel names hands on a row per name.
 WITH scopes AS (
     -- each side's run, rank and iterations as given
     SELECT p.side, p.run_id,
@@ -159,9 +164,25 @@ compared AS (
         GROUP BY level, name
     ) p
     CROSS JOIN scale c
+),
+ranked AS (
+    SELECT *, row_number() OVER (ORDER BY abs(test_total_ns - base_total_ns) DESC, level, name)
+                  AS row_no
+    FROM compared
+),
+kept AS (
+    SELECT * FROM ranked WHERE within_top(row_no, getvariable('top'))
+    UNION ALL
+    -- the rows past top, summed
+    SELECT 'rest', format('{:,} more ops (top=0 lists them)', count(*)),
+           sum(base_count), sum(test_count), sum(base_total_ns), sum(test_total_ns),
+           NULL, NULL, any_value(base_steps), any_value(test_steps), any_value(per_step),
+           max(row_no)
+    FROM ranked WHERE NOT within_top(row_no, getvariable('top'))
+    HAVING count(*) > 0
 )
 SELECT
-    level,                                        -- kernel | cpu_op | cuda_api | nvtx
+    level,                                        -- kernel | cpu_op | cuda_api | nvtx | rest
     name,                                         -- op name (base name with short_names)
     base_count,                                   -- instances in base (per step when per_step)
     test_count,
@@ -172,12 +193,14 @@ SELECT
     (test_total_ns - base_total_ns) * 100.0 / nullif(base_total_ns, 0) AS time_diff_pct,
     base_avg_ns,                                  -- mean duration of one instance, ns
     test_avg_ns,
-    CASE WHEN base_count = 0 AND test_count > 0 THEN 'added'
+    CASE WHEN level = 'rest' THEN NULL
+         WHEN base_count = 0 AND test_count > 0 THEN 'added'
          WHEN test_count = 0 AND base_count > 0 THEN 'deleted'
          WHEN test_count > base_count THEN 'increased'
          WHEN test_count < base_count THEN 'decreased'
          ELSE 'unchanged' END AS count_class,     -- HTA ops_diff
-    CASE WHEN base_count = 0 AND test_count > 0 THEN 'added'
+    CASE WHEN level = 'rest' THEN NULL
+         WHEN base_count = 0 AND test_count > 0 THEN 'added'
          WHEN test_count = 0 AND base_count > 0 THEN 'deleted'
          WHEN test_total_ns - base_total_ns > coalesce(CAST(getvariable('threshold') AS DOUBLE), 0.05) * base_total_ns
              THEN 'increased'
@@ -187,5 +210,5 @@ SELECT
     base_steps,                                   -- (rank, iteration) pairs in base's scope
     test_steps,
     per_step                                      -- counts and times are per rank and iteration
-FROM compared
-ORDER BY abs(test_total_ns - base_total_ns) DESC, level, name;
+FROM kept
+ORDER BY row_no;

@@ -35,6 +35,10 @@ class _OneLineErrors(typer.core.TyperGroup):
             _fail(str(exc))
         except KeyboardInterrupt:
             _fail(INTERRUPTED, 130)
+        except MemoryError:  # past the process's data bound (session.bound_process_memory)
+            _fail(f"tracewh {ctx.invoked_subcommand or ''}: out of memory beyond --memory-limit "
+                  "(a result too large to hand on: ask fewer rows, e.g. a top or a window, or "
+                  "raise --memory-limit)")
         except Exception as exc:  # duckdb is imported lazily: classified by what was loaded
             duckdb = sys.modules.get("duckdb")
             if (duckdb is not None and isinstance(exc, duckdb.InterruptException)) or (
@@ -43,7 +47,8 @@ class _OneLineErrors(typer.core.TyperGroup):
             if isinstance(exc, OSError) or (duckdb is not None and isinstance(exc, duckdb.Error)):
                 command = f"tracewh {ctx.invoked_subcommand or ''}".strip()
                 fault = storage_fault(exc, f"finish '{command}'")
-                _fail(str(fault) if fault else f"{command}: {str(exc).splitlines()[0]}")
+                said = (str(exc).splitlines() or [type(exc).__name__])[0]  # some say nothing
+                _fail(str(fault) if fault else f"{command}: {said}")
             raise
 
 
@@ -410,7 +415,8 @@ def query(
     memory_limit: QueryMemoryOption = "1GB",
     timeout: TimeoutOption = None,
     fail: Annotated[bool, typer.Option(
-        "--fail", help="Exit 1 when a row says worse = true (regressions: a CI gate)")] = False,
+        "--fail", help="Exit 1 when a row says worse = true (regressions: a CI gate; every "
+        "row is judged and listed, top=0)")] = False,
 ) -> None:
     """Run a metric over the warehouse, read-only (while an ingest writes, it waits for it);
     or over a Parquet lake (--lake), by DuckDB or, with --engine spark, a local Spark session.
@@ -428,6 +434,10 @@ def query(
 
     params = _parse_params(param or [])
     chosen = find_metric(metric)  # parses and checks the metric before it runs
+    if fail and any(p.name == "top" for p in chosen.params):  # the gate judges every row
+        if params.setdefault("top", "0").strip() != "0":
+            raise TracewhError("--fail judges every row: leave out --param top (the rows past "
+                               "the top would not be judged)")
     if engine not in ("duckdb", "spark"):
         raise TracewhError(f"--engine {engine!r}: use duckdb or spark")
     if engine == "spark":
@@ -447,12 +457,25 @@ def query(
                                "(regressions has one; for two runs: 'tracewh diff --fail-on')")
         write(result, fmt, output, max_rows, err, units=units, title_columns=True,
               show=chosen.show)
+    _say_rows_left_out(chosen, result, "--param top=0")
     if fail:
         _fail_on_worse(result)
     if result.num_rows == 0 and bind_values(chosen, params).get("include_first_last") is False:
         err.print(f"{chosen.name} leaves out the first and last iteration of each rank "
                   "(profilers cut them short): --param include_first_last=true keeps them",
                   highlight=False, markup=False)
+
+
+def _say_rows_left_out(chosen, result, all_rows: str) -> None:
+    """On stderr, when the metric kept its top rows and summed the others in a last 'rest'
+    row: how many it left out (a terminal table may not reach that row)."""
+    from .metrics import rows_left_out
+
+    left_out = rows_left_out(chosen, result)
+    if left_out:
+        err.print(f"{chosen.name} kept its top rows: the last row, 'rest', stands for "
+                  f"{left_out} ({all_rows} lists them)",
+                  highlight=False, markup=False, soft_wrap=True)
 
 
 def _fail_on_worse(result) -> None:
@@ -863,6 +886,9 @@ def diff(
         help="Only this iteration of BASE: N or N-M")] = None,
     test_iteration: Annotated[Optional[str], typer.Option(
         help="Only this iteration of TEST: N or N-M")] = None,
+    top: Annotated[int, typer.Option(
+        min=0, help="Ops kept, largest change first; the others are summed in one 'rest' row "
+        "(0: every op)")] = 1000,
     max_rows: MaxRowsOption = 20,
     breakdown: Annotated[bool, typer.Option(
         help="Also print breakdown_diff's side-by-side table (table and markdown formats)")
@@ -903,7 +929,7 @@ def diff(
         changes = session.query(
             "run_diff", base=base, test=test, level=level, short_names=short_names,
             threshold=threshold, base_rank=base_rank, test_rank=test_rank,
-            base_iteration=base_iteration, test_iteration=test_iteration)
+            base_iteration=base_iteration, test_iteration=test_iteration, top=top)
     verdicts = judge(clauses, summary.to_pylist())  # a measure named wrong: before any output
     sentence = summary.column("sentence").to_pylist()[0] if summary.num_rows else None
     sentence = f"{base} -> {test}: {sentence or 'nothing to compare'}"
@@ -917,6 +943,7 @@ def diff(
         err.print(sentence, highlight=False, soft_wrap=True, markup=False)
     write(changes, fmt, output, max_rows, err, units=units, title_columns=True,
           show=find_metric("run_diff").show)
+    _say_rows_left_out(find_metric("run_diff"), changes, "--top 0")
     for verdict in verdicts:
         err.print(verdict.line(), highlight=False, markup=False, soft_wrap=True)
     if any(v.failed for v in verdicts):

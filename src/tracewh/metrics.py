@@ -469,6 +469,23 @@ def metric_catalogue(sql_root: str | Path | None = None):
 
 # --- running --------------------------------------------------------------------------------
 
+_REST_TEXT = re.compile(r"([\d,]+ more (ops|rows)[^(]*) \(top=0 lists them\)")
+
+
+def rows_left_out(metric: Metric, result: pa.Table) -> str | None:
+    """What the last row stands for when a metric that keeps its `top` rows (run_diff,
+    regressions) left others out: its 'rest' row's text without the hint ('15,726 more rows,
+    8 flagged, 3 worse'); else None."""
+    if result.num_rows == 0 or not any(p.name == "top" for p in metric.params):
+        return None
+    grain = [c for c in metric.grain if c in result.column_names]
+    last = list(result.slice(result.num_rows - 1).select(grain).to_pylist()[0].values())
+    if "rest" not in last[:-1]:  # the rest row: 'rest' in one grain column, its text next
+        return None
+    found = _REST_TEXT.fullmatch(str(last[last.index("rest") + 1]))
+    return found.group(1) if found else None
+
+
 def bind_values(metric: Metric, params: dict[str, object] | None) -> dict[str, object]:
     """Typed value (None = unset) of every declared parameter, from `params` and the defaults."""
     params = dict(params or {})

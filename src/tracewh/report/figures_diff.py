@@ -42,7 +42,9 @@ def fig_diff(ctx: _Context, item: Item, base: str, test: str):
 
 
 def table_diff(ctx: _Context, item: Item, base: str, test: str):
-    rows = _rows(ctx, item, "run_diff", base=base, test=test)[:DIFF_TOP]
+    found = _rows(ctx, item, "run_diff", base=base, test=test, top=DIFF_TOP)
+    rest = [r for r in found if r["level"] == "rest"]  # the ops past the top ones, summed
+    rows = [r for r in found if r["level"] != "rest"][:DIFF_TOP]  # (a --param top may be more)
     if not rows:
         raise Skip("run_diff found no ops in either run")
     columns = [("level", "level"), ("name", "name"), ("base_count", f"count in {base}"),
@@ -55,6 +57,10 @@ def table_diff(ctx: _Context, item: Item, base: str, test: str):
         "test_total_ns": _fmt_ns, "time_diff_ns": _fmt_ns})
     item.caption = (f"The {len(rows)} ops whose total time changed most from {base} to {test} "
                     "(kernels, CPU ops, CUDA API calls and NVTX ranges, matched by name).")
+    for r in rest:
+        item.notes.append(f"The other ops changed less: {r['name'].split(' (')[0]}, "
+                          f"{_fmt_ns(r['base_total_ns'])} in {base} and "
+                          f"{_fmt_ns(r['test_total_ns'])} in {test}.")
     if rows[0]["per_step"]:
         item.notes.append("The runs hold different numbers of steps: counts and times are per "
                           "rank and iteration.")
