@@ -130,11 +130,11 @@ def test_walk_equals_brute_force_longest_path(seed):
         graphs.append((grp, ts, edges))
         # lanes at random: the walk's segments along a lane must not change the answer
         lane = {v: rng.randint(0, 2) for v in ts}
-        rows += [(grp, grp * 1000 + v, grp * 1000 + u, ts[u], ts[v], w, ts[v], grp % 2, lane[v])
-                 for u, v, w in edges]
-    con.execute("CREATE TABLE g (grp INT, dst BIGINT, src BIGINT, src_ts BIGINT, dst_ts BIGINT, "
-                "weight_ns BIGINT, aligned_ns BIGINT, rank INT, lane INT)")
-    con.executemany("INSERT INTO g VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        rows += [(len(rows) + i, grp, grp * 1000 + v, grp * 1000 + u, ts[u], ts[v], w, ts[v],
+                  grp % 2, lane[v]) for i, (u, v, w) in enumerate(edges)]
+    con.execute("CREATE TABLE g (edge_id BIGINT, grp INT, dst BIGINT, src BIGINT, src_ts BIGINT, "
+                "dst_ts BIGINT, weight_ns BIGINT, aligned_ns BIGINT, rank INT, lane INT)")
+    con.executemany("INSERT INTO g VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     path = con.sql("SELECT grp, seq, src, dst, src_ts, weight_ns FROM critical_path_walk(g) "
                    "ORDER BY grp, seq").fetchall()
     for grp, ts, edges in graphs:
@@ -152,6 +152,38 @@ def test_walk_equals_brute_force_longest_path(seed):
 
 
 # --- a generated job whose truth is known --------------------------------------------------------
+
+def reorder_stored_rows(con, salt: int) -> None:
+    """The stored GPU ops and API calls rewritten in another order (a hash of the row id)."""
+    for table in ("kernels", "memcpy", "memset", "cuda_api"):
+        con.execute(f"CREATE TEMP TABLE moved AS SELECT * FROM store.{table} "
+                    f"ORDER BY hash(rowid + {salt}), rowid")
+        con.execute(f"DELETE FROM store.{table}")
+        con.execute(f"INSERT INTO store.{table} SELECT * FROM moved")
+        con.execute("DROP TABLE moved")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_path_does_not_depend_on_the_order_rows_are_stored_in(tmp_path, seed):
+    """Random timelines with ties (zero-length ops at one instant, exact duplicates, two
+    devices): every edge of the path, each rank alone and across ranks, is the same after the
+    stored rows are shuffled (nodes that tie are ordered by their content, not by row order)."""
+    from metric_fixtures import Run, build
+    from test_gpu_op_timeline import random_ranks
+
+    ranks = random_ranks(100 + seed)
+    for rank in ranks:
+        for op in rank.ops:
+            op.launch = op.start - (seed * 7 + op.start) % 13
+    con = build(tmp_path / "w.duckdb", [Run("run", ranks)])
+    window = {"start_ns": 1_700_000_000_000_000_000}
+    cases = [{}, {"ranks": "all"}, {"ranks": "all", "rank": 1}]
+    before = [query(con, **window, **case) for case in cases]
+    assert all(before) and len({e["rank"] for e in before[0]}) == 2
+    for salt in (1, 2):
+        reorder_stored_rows(con, salt)
+        assert [query(con, **window, **case) for case in cases] == before
+
 
 SLOW = 2  # the rank whose data loader takes 5 ms at the start of every step
 

@@ -104,7 +104,7 @@ QUALIFY want_instance IS NULL OR instance = CAST(want_instance AS INTEGER);
 CREATE OR REPLACE MACRO critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
                                             want_instance, want_start_ns, want_end_ns,
                                             want_data) AS TABLE
-WITH mode AS (
+WITH RECURSIVE mode AS (
     SELECT CASE WHEN coalesce(CAST(want_ranks AS VARCHAR), 'each') IN ('each', 'all')
                 THEN coalesce(CAST(want_ranks AS VARCHAR), 'each') = 'all'
                 ELSE error('ranks must be each or all, not ' || CAST(want_ranks AS VARCHAR)) END
@@ -122,27 +122,26 @@ steps AS (
 -- the steps' span as constants for the scans (their zone maps skip the rest of the capture)
 lo AS (SELECT min(win_start_ns) AS ns FROM steps),
 hi AS (SELECT max(win_end_ns) AS ns FROM steps),
-cpu_events AS (
+cpu_events AS NOT MATERIALIZED (
     SELECT s.grp, o.run_id, o.rank, o.pid, o.tid, o.start_ns, o.end_ns, o.name,
-           o.correlation_id, 'cpu_op' AS src_kind,
-           regexp_matches(coalesce(o.name, ''), data_loader_pattern(want_data)) AS data_load
+           o.correlation_id, 'cpu_op' AS src_kind, o.op_id AS stored_key
     FROM cpu_ops o JOIN steps s ON s.run_id = o.run_id AND s.rank = o.rank
     WHERE o.start_ns BETWEEN s.win_start_ns AND s.win_end_ns AND o.end_ns > o.start_ns
       AND o.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
     UNION ALL
     SELECT s.grp, r.run_id, r.rank, r.pid, r.tid, r.start_ns, r.end_ns, r.name, NULL, 'nvtx',
-           regexp_matches(coalesce(r.name, ''), data_loader_pattern(want_data))
+           r.range_id
     FROM nvtx_ranges r JOIN steps s ON s.run_id = r.run_id AND s.rank = r.rank
     WHERE r.kind = 'push_pop' AND r.start_ns BETWEEN s.win_start_ns AND s.win_end_ns
       AND r.end_ns > r.start_ns AND r.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
     UNION ALL
     SELECT s.grp, a.run_id, a.rank, a.pid, a.tid, a.start_ns, a.end_ns, a.name,
-           a.correlation_id, 'api', false
+           a.correlation_id, 'api', NULL
     FROM cuda_api a JOIN steps s ON s.run_id = a.run_id AND s.rank = a.rank
     WHERE a.start_ns BETWEEN s.win_start_ns AND s.win_end_ns AND a.end_ns > a.start_ns
       AND a.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
 ),
-gpu_events AS (
+gpu_events AS NOT MATERIALIZED (
     SELECT s.grp, g.run_id, g.rank, g.pid, g.device_id, g.stream_id, g.start_ns, g.end_ns,
            CAST(g.name AS VARCHAR) AS name, g.correlation_id, CAST(g.kind AS VARCHAR) AS kind,
            g.launch_ns
@@ -150,23 +149,82 @@ gpu_events AS (
     WHERE g.launch_ns BETWEEN s.win_start_ns AND s.win_end_ns
       AND g.launch_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
 ),
+-- The ranks a walk can reach, from the collectives alone, before any graph is built: the walk
+-- starts on a rank that may hold the step's last node (or on `rank`) and leaves a rank only
+-- where one of its collectives or sends waited for another rank. A rank it cannot reach is
+-- left out of the graph (the path is the same). Each step's last node ends no earlier than
+-- its latest CPU node (always a node) and no later than its latest GPU op (a node if its
+-- launching call is in the step).
+rank_ends AS (
+    SELECT e.grp, e.rank, e.sure_ns - coalesce(o.offset_ns, 0) AS sure_ns,
+           e.may_ns - coalesce(o.offset_ns, 0) AS may_ns
+    FROM (SELECT grp, run_id, rank, max(end_ns) FILTER (WHERE sure) AS sure_ns,
+                 max(end_ns) AS may_ns
+          FROM (SELECT grp, run_id, rank, end_ns, true AS sure FROM cpu_events
+                UNION ALL
+                SELECT grp, run_id, rank, end_ns, false FROM gpu_events)
+          GROUP BY ALL) e
+    LEFT JOIN clock_offsets o ON o.run_id = e.run_id AND o.rank = e.rank
+),
+start_ranks AS (
+    SELECT grp, rank
+    FROM (SELECT *, max(sure_ns) OVER (PARTITION BY grp) AS last_sure_ns FROM rank_ends)
+    WHERE NOT (SELECT joined FROM mode)
+       OR (want_rank IS NULL AND may_ns >= coalesce(last_sure_ns, may_ns))
+       OR rank = CAST(want_rank AS INTEGER)
+),
+-- rank -> a rank it may have waited for in the step: the last arrivals of its collectives,
+-- the peers of its sends and receives (a superset of the rendezvous and send_recv edges)
+waits_for AS (
+    SELECT g.grp, g.rank, l.rank AS on_rank
+    FROM gpu_events g
+    JOIN collective_waits c ON c.run_id = g.run_id AND c.rank = g.rank AND c.start_ns = g.start_ns
+    JOIN collective_waits l ON l.run_id = c.run_id AND l.op_key = c.op_key AND l.arrived_last
+    WHERE g.kind = 'comm' AND NOT c.arrived_last AND (SELECT joined FROM mode)
+    UNION ALL
+    SELECT g.grp, g.rank, n.peer
+    FROM gpu_events g
+    JOIN nccl_ops n ON n.run_id = g.run_id AND n.rank = g.rank AND n.start_ns = g.start_ns
+                   AND n.stream_id = g.stream_id
+    WHERE g.kind = 'comm' AND n.collective IN ('Send', 'Recv') AND n.peer IS NOT NULL
+      AND (SELECT joined FROM mode)
+      AND n.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT max(start_ns) FROM gpu_events)
+),
+reach(grp, rank) AS (
+    SELECT grp, rank FROM start_ranks
+    UNION
+    SELECT w.grp, w.on_rank FROM reach r JOIN waits_for w ON w.grp = r.grp AND w.rank = r.rank
+),
+-- the nodes' events, numbered in an order of their content (ties between nodes are broken by
+-- it, so the path does not depend on the order rows are stored in): CPU ops, NVTX ranges, API
+-- calls, GPU ops; ops and ranges in their stored key's order (an op before its child of the
+-- same span), the others in time order
 events AS (
-    SELECT row_number() OVER () AS ev, *
+    SELECT row_number() OVER (ORDER BY list_position(['cpu_op', 'nvtx', 'api', 'gpu'], src_kind),
+                                       grp, rank, stored_key, start_ns, end_ns, pid, tid,
+                                       device_id, stream_id, correlation_id, name) AS ev,
+           *,
+           CASE WHEN src_kind IN ('cpu_op', 'nvtx')
+                THEN regexp_matches(coalesce(name, ''), data_loader_pattern(want_data))
+                ELSE false END AS data_load
     FROM (SELECT grp, run_id, rank, pid, tid, NULL::INTEGER AS device_id,
                  NULL::BIGINT AS stream_id, start_ns, end_ns, name, correlation_id, src_kind,
-                 data_load, NULL::VARCHAR AS kind, NULL::BIGINT AS launch_ns
+                 stored_key, NULL::VARCHAR AS kind, NULL::BIGINT AS launch_ns
           FROM cpu_events
           UNION ALL
           SELECT grp, run_id, rank, pid, NULL, device_id, stream_id, start_ns, end_ns, name,
-                 correlation_id, 'gpu', false, kind, launch_ns
-          FROM gpu_events)
+                 correlation_id, 'gpu', NULL, kind, launch_ns
+          FROM gpu_events) e
+    SEMI JOIN reach r ON r.grp = e.grp AND r.rank = e.rank
 ),
 -- CPU threads: the nesting walk (ends before starts at one instant; inner ends first, outer
 -- starts first), the depth after each node, and the edge from the node before
 cpu_walk AS (
     SELECT ev, grp, run_id, rank, pid, tid, name, data_load, src_kind, is_end, ts,
-           CAST(sum(CASE WHEN is_end THEN -1 ELSE 1 END) OVER lane AS INTEGER) AS open_after,
            row_number() OVER lane AS seq,
+           -- the node's number among the thread's starts (or ends): no running sum
+           row_number() OVER (PARTITION BY grp, run_id, rank, pid, tid, is_end
+                              ORDER BY ts, is_end DESC, tie, ev) AS nth_kind,
            lag(ev) OVER lane AS prev_ev, lag(is_end) OVER lane AS prev_is_end,
            lag(ts) OVER lane AS prev_ts, lag(name) OVER lane AS prev_name,
            lag(data_load) OVER lane AS prev_data
@@ -180,9 +238,16 @@ cpu_walk AS (
     WINDOW lane AS (PARTITION BY grp, run_id, rank, pid, tid ORDER BY ts, is_end DESC, tie, ev
                     ROWS UNBOUNDED PRECEDING)
 ),
+cpu_depths AS (
+    -- the depth after the node: starts so far less ends so far
+    SELECT * EXCLUDE (nth_kind),
+           CAST(CASE WHEN is_end THEN seq - 2 * nth_kind ELSE 2 * nth_kind - seq END AS INTEGER)
+               AS open_after
+    FROM cpu_walk
+),
 cpu_nodes AS (
     -- the depth after the node before: this node's, less its own step (no second sort)
-    SELECT *, open_after - CASE WHEN is_end THEN -1 ELSE 1 END AS prev_open FROM cpu_walk
+    SELECT *, open_after - CASE WHEN is_end THEN -1 ELSE 1 END AS prev_open FROM cpu_depths
 ),
 -- the op open around a gap between two siblings (HTA gives the gap to it): the last op that
 -- started one level up before the gap
@@ -228,7 +293,7 @@ cpu_edges AS (
 launched AS (
     SELECT g.* EXCLUDE (tid), a.tid AS launch_tid, a.ev AS api_ev,
            lag(g.end_ns) OVER stream AS prev_end_ns, lag(g.ev) OVER stream AS prev_ev,
-           lead(g.launch_ns) OVER stream AS next_launch_ns
+           lag(g.name) OVER stream AS prev_name, lead(g.launch_ns) OVER stream AS next_launch_ns
     FROM (SELECT * FROM events WHERE src_kind = 'gpu') g
     JOIN (SELECT * FROM events WHERE src_kind = 'api') a
       ON a.grp = g.grp AND a.rank = g.rank AND a.run_id = g.run_id AND a.pid = g.pid
@@ -242,22 +307,36 @@ all_launches AS (
     SELECT grp, run_id, rank, pid, launch_tid, device_id, stream_id, correlation_id, launch_ns
     FROM launched
 ),
+-- the steps' syncs, grouped: gpu_syncs' own lookup of each waiting call (over every call of the
+-- warehouse) is then left out of the plan; the step's call is joined in `waits`
+syncs AS (
+    SELECT run_id, rank, pid, device_id, stream_id, sync_kind, wait_stream_id, start_ns, end_ns,
+           correlation_id, wait_event_correlation_id, count(*) AS copies
+    FROM gpu_syncs
+    -- a sync recorded after the step's end is not in it (HTA: so for context and event syncs)
+    WHERE start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
+    GROUP BY ALL
+),
+-- the event records waited on: their correlation ids bound the scan of the calls
+records AS (
+    SELECT run_id, rank, pid, correlation_id, start_ns
+    FROM cuda_api
+    WHERE name = 'cudaEventRecord'
+      AND correlation_id IN (SELECT wait_event_correlation_id FROM syncs)
+),
 waits AS (
-    -- the waiting call is the step's API call with the sync's correlation id (gpu_syncs'
-    -- api_* columns join every call of the warehouse)
+    -- the waiting call is the step's API call with the sync's correlation id
     SELECT s.grp, w.run_id, w.rank, w.pid, w.device_id, w.stream_id, w.sync_kind,
            w.wait_stream_id, a.tid AS api_tid, a.start_ns AS api_start_ns, w.end_ns,
            a.ev AS api_ev, rec.start_ns AS record_ns
-    FROM gpu_syncs w
+    FROM syncs w
     JOIN steps s ON s.run_id = w.run_id AND s.rank = w.rank
     JOIN (SELECT * FROM events WHERE src_kind = 'api') a
       ON a.grp = s.grp AND a.run_id = w.run_id AND a.rank = w.rank AND a.pid = w.pid
      AND a.correlation_id = w.correlation_id
-    LEFT JOIN cuda_api rec
+    LEFT JOIN records rec
       ON rec.run_id = w.run_id AND rec.rank = w.rank AND rec.pid = w.pid
-     AND rec.correlation_id = w.wait_event_correlation_id AND rec.name = 'cudaEventRecord'
-    -- a sync recorded after the step's end is not in it (HTA: so for context and event syncs)
-    WHERE w.start_ns BETWEEN (SELECT ns FROM lo) AND (SELECT ns FROM hi)
+     AND rec.correlation_id = w.wait_event_correlation_id
 ),
 -- the op launched last on the recorded stream before cudaEventRecord
 event_sources AS (
@@ -311,9 +390,7 @@ gpu_edges AS (
            CASE WHEN kk_edge THEN prev_name ELSE name END, 'stream ' || stream_id
     FROM (SELECT *, NOT launch_edge AND prev_ev IS NOT NULL
                     AND (sync_end_ns IS NULL OR sync_end_ns < prev_end_ns) AS kk_edge
-          FROM (SELECT *, lag(name) OVER (PARTITION BY grp, run_id, rank, device_id, stream_id
-                                          ORDER BY start_ns, ev) AS prev_name,
-                       (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
+          FROM (SELECT *, (prev_end_ns IS NULL OR prev_end_ns < launch_ns)
                        AND (next_launch_ns IS NULL OR next_launch_ns > start_ns)
                        AND (sync_end_ns IS NULL OR sync_end_ns < launch_ns) AS launch_edge
                 FROM gpu_in))
@@ -420,7 +497,10 @@ CREATE OR REPLACE MACRO critical_path_edges(want_run, want_rank, want_ranks, wan
                                             want_instance, want_start_ns, want_end_ns,
                                             want_data) AS TABLE
 WITH graph AS MATERIALIZED (
-    SELECT * FROM critical_path_graph(want_run, want_rank, want_ranks, want_annotation,
-                                      want_instance, want_start_ns, want_end_ns, want_data)
+    SELECT row_number() OVER () AS edge_id, *
+    FROM critical_path_graph(want_run, want_rank, want_ranks, want_annotation, want_instance,
+                             want_start_ns, want_end_ns, want_data)
 )
-SELECT * FROM critical_path_walk(graph);
+-- the walk holds the graph's times only; the names and classes of the path's edges join after
+SELECT g.* EXCLUDE (edge_id), p.seq
+FROM critical_path_walk(graph) p JOIN graph g USING (edge_id);

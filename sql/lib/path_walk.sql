@@ -14,13 +14,18 @@
 -- are the last node's and, for k = K..0, the 2^k-th predecessors of those found so far; each
 -- holds the path from where the path enters it back to its head. O(n log n) in nodes (the
 -- sorts per lane), O(s log s) in segments.
--- @arg graph  a table or CTE with grp, dst, src, src_ts, dst_ts, weight_ns, aligned_ns (the
---             destination's time comparable across the graph's ranks), rank and lane (the
---             destination's lane), and any other columns
--- @column the graph's columns of each edge on the path, and seq (1 = first edge)
+-- @arg graph  a table or CTE with edge_id (unique), grp, dst, src, src_ts, dst_ts, weight_ns,
+--             aligned_ns (the destination's time comparable across the graph's ranks), rank
+--             and lane (the destination's lane); other columns are not read (a caller joins
+--             what it shows to the path's edge_id: the walk holds only these)
+-- @column edge_id, grp, dst, src, src_ts, dst_ts, weight_ns, aligned_ns, rank, lane of each
+--         edge on the path, and seq (1 = first edge)
 CREATE OR REPLACE MACRO critical_path_walk(graph) AS TABLE
 WITH RECURSIVE
-edges AS MATERIALIZED (SELECT row_number() OVER () AS edge_id, * FROM query_table(graph)),
+edges AS MATERIALIZED (
+    SELECT edge_id, grp, dst, src, src_ts, dst_ts, weight_ns, aligned_ns, rank, lane
+    FROM query_table(graph)
+),
 blocking AS MATERIALIZED (
     SELECT grp, dst, arg_max(src, (src_ts + weight_ns, src_ts, src)) AS src,
            arg_max(edge_id, (src_ts + weight_ns, src_ts, src)) AS edge_id,
@@ -28,7 +33,7 @@ blocking AS MATERIALIZED (
     FROM edges GROUP BY grp, dst
 ),
 -- a node starts a segment when its predecessor is not the lane's node before it; a segment
--- is numbered lane * 2^32 + its number in the lane (a running count: no frame to search)
+-- is numbered lane * 2^32 + its number in the lane
 lanes AS (
     SELECT grp, rank, lane, row_number() OVER () AS lane_id
     FROM (SELECT DISTINCT grp, rank, lane FROM blocking)
@@ -39,11 +44,13 @@ laned AS (
     FROM blocking b JOIN lanes l USING (grp, rank, lane)
     WINDOW lane AS (PARTITION BY l.lane_id ORDER BY b.dst_ts, b.dst)
 ),
+-- the heads up to a node, counted without a running sum (DuckDB's is several times slower
+-- than a row number): a head's number among the lane's heads, else its position less its
+-- number among the lane's other nodes
 nodes AS MATERIALIZED (
     SELECT grp, dst, src, edge_id, pos, head,
-           lane_id * 4294967296 + sum(CAST(head AS BIGINT)) OVER (PARTITION BY lane_id ORDER BY pos
-                                                          ROWS UNBOUNDED PRECEDING) AS seg
-    FROM laned
+           lane_id * 4294967296 + CASE WHEN head THEN nth ELSE pos - nth END AS seg
+    FROM (SELECT *, row_number() OVER (PARTITION BY lane_id, head ORDER BY pos) AS nth FROM laned)
 ),
 -- each segment: its head's predecessor (where the path goes on) and that node's segment
 segments AS MATERIALIZED (
@@ -83,7 +90,6 @@ entries AS (
     FROM path_segments p JOIN segments s ON s.seg = p.seg
     JOIN nodes n ON n.dst = s.exit_node
 )
-SELECT e.* EXCLUDE (edge_id),
-       row_number() OVER (PARTITION BY e.grp ORDER BY e.dst_ts, e.src_ts, e.dst) AS seq
+SELECT e.*, row_number() OVER (PARTITION BY e.grp ORDER BY e.dst_ts, e.src_ts, e.dst) AS seq
 FROM entries en JOIN nodes n ON n.seg = en.seg AND n.pos <= en.pos
 JOIN edges e ON e.edge_id = n.edge_id;
