@@ -24,18 +24,21 @@
 -- source's start, the --filter-time of nsys stats), start_ns / end_ns (UTC) keep kernels that
 -- overlap the window, bounds included; top > 0 keeps the N groups with the most time per rank.
 WITH picked AS (
-    SELECT k.run_id, k.rank, k.dur_ns,
-           -- GridXYZ, BlockXYZ (NULL when the trace has no launch configuration)
-           CASE WHEN k.grid_x IS NOT NULL THEN printf('%4d %4d %4d', k.grid_x, k.grid_y, k.grid_z)
-           END AS grid_xyz,
-           CASE WHEN k.block_x IS NOT NULL
-                THEN printf('%4d %4d %4d', k.block_x, k.block_y, k.block_z) END AS block_xyz,
-           k.name, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z
+    SELECT k.run_id, k.rank, k.dur_ns, k.name, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y,
+           k.block_z
     FROM summary_rows(kernels, getvariable('run'), getvariable('rank'), getvariable('window'),
                       getvariable('start_ns'), getvariable('end_ns')) k
     WHERE iteration_in(k.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
 )
-SELECT * FROM summary_stats(picked)
+SELECT s.* EXCLUDE (name, grid_x, grid_y, grid_z, block_x, block_y, block_z),
+       -- GridXYZ, BlockXYZ (NULL when the trace has no launch configuration), printed per group
+       -- rather than per kernel
+       CASE WHEN s.grid_x IS NOT NULL THEN printf('%4d %4d %4d', s.grid_x, s.grid_y, s.grid_z)
+       END AS grid_xyz,
+       CASE WHEN s.block_x IS NOT NULL
+            THEN printf('%4d %4d %4d', s.block_x, s.block_y, s.block_z) END AS block_xyz,
+       s.name, s.grid_x, s.grid_y, s.grid_z, s.block_x, s.block_y, s.block_z
+FROM summary_stats(picked) s
 QUALIFY within_top(row_number() OVER (PARTITION BY run_id, rank
                                       ORDER BY total_ns DESC, instances, name, grid_x, grid_y,
                                                grid_z, block_x, block_y, block_z),

@@ -8,13 +8,15 @@
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
 -- uses: nvtx_ranges, summary_stats
 -- complexity: O(R): one hash aggregate over the ranges; no join of ranges to anything (the
--- show: range, time_pct, total_ns, instances, avg_ns, rank, run_id
 --   sources join is one row per file)
+-- show: range, time_pct, total_ns, instances, avg_ns, rank, run_id
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
 -- `:name`; so is a domain whose NvtxDomainCreate event is not in the export, such as NCCL's in a
 -- sliced capture: `:ncclSend`, while the domain column keeps the guess, NCCL) and style is
--- PushPop, StartEnd, or Annotation (Kineto user annotations):
+-- PushPop, StartEnd, or Annotation (Kineto user annotations). Ranges are grouped by the shown
+-- domain and the name (a domain or name holding ':' that joins to another pair's text would print
+-- two rows of one range text):
 --   time_pct   this range's total x 100 / the total of all ranges of its run and rank (ranges
 --              nest, so this is not a share of wall time)
 --   instances, total_ns, avg_ns, med_ns, min_ns, max_ns, stddev_ns (sample; 0 for one instance)
@@ -24,13 +26,9 @@
 -- window (`4s420ms/35s390ms`, relative to each source's start) and start_ns / end_ns (UTC) keep
 -- ranges that overlap the window, bounds included. top > 0 keeps the N ranges with the most time.
 WITH picked AS (
-    SELECT r.run_id, r.rank, r.domain, r.name,
+    SELECT r.run_id, r.rank, r.domain, r.name, r.kind, r.dur_ns,
            -- nsys names a domain only from its create event: a guessed one prints as none
-           CASE WHEN r.domain_guessed THEN '' ELSE coalesce(r.domain, '') END
-               || ':' || coalesce(r.name, '') AS range,
-           CASE r.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
-                ELSE 'Annotation' END AS style,
-           r.dur_ns
+           CASE WHEN r.domain_guessed THEN '' ELSE coalesce(r.domain, '') END AS shown_domain
     FROM summary_rows(nvtx_ranges, getvariable('run'), getvariable('rank'), getvariable('window'),
                       getvariable('start_ns'), getvariable('end_ns')) r
     WHERE r.kind IN ('push_pop', 'start_end', 'annotation') AND r.end_ns IS NOT NULL
@@ -38,13 +36,16 @@ WITH picked AS (
            OR regexp_matches(coalesce(r.name, ''), CAST(getvariable('nvtx') AS VARCHAR)))
 ),
 per_range AS (
+    -- grouped by the parts of `domain:name` and by kind, not by the text and style built for
+    -- each of the millions of ranges (a third of the time)
     SELECT
         run_id,
         rank,
-        range,
-        style,
+        shown_domain || ':' || coalesce(name, '') AS range,
+        CASE kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
+             ELSE 'Annotation' END AS style,
         min(domain) AS domain,
-        min(name) AS name,
+        name,
         CAST(sum(dur_ns) AS BIGINT) AS total_ns,
         count(*) AS instances,
         avg(dur_ns) AS avg_ns,
@@ -53,7 +54,7 @@ per_range AS (
         max(dur_ns) AS max_ns,
         stddev_exact(dur_ns) AS stddev_ns
     FROM picked
-    GROUP BY run_id, rank, range, style
+    GROUP BY run_id, rank, shown_domain, name, kind
 )
 SELECT
     run_id,
