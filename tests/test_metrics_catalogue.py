@@ -1045,7 +1045,7 @@ def test_every_metric_on_an_empty_warehouse(tmp_path):
 
 
 RULE_VALUES = {"unlaunched": "drop", "kernel_time": "subtree", "peaks": "tracelens",
-               "memset": "memory", "comm": "tracelens"}
+               "memset": "memory", "comm": "tracelens", "split_unit": "element"}
 
 
 def test_every_metric_with_every_filter_set(con):
@@ -1062,6 +1062,8 @@ def test_every_metric_with_every_filter_set(con):
         if metric.name in ("critical_path", "what_if"):  # rules too: rows, ranks joined or not
             params.update(ranks="all", **({"per": "class"} if metric.name == "critical_path"
                                           else {"scenario": "comm_x"}))
+        if metric.name == "alltoall_pairs":  # per is a rule there: rows per collective or pair
+            params.update(per="pair")
         run_metric(con, metric, params)
 
 
