@@ -34,10 +34,15 @@ def _invoke(*args: str):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """A warehouse of the sample traces (and the real ones when present) and its lake."""
+    """A warehouse of the sample traces, a generated MoE job (and the real ones when present)
+    and its lake."""
     folder = tmp_path_factory.mktemp("lake")
     db, lake = folder / "wh.duckdb", folder / "lake"
     _invoke("ingest", "--quiet", "--db", str(db), str(REPO / "sample_db" / "traces"))
+    # all_to_allv with split sizes (alltoall_pairs): no sample or shared trace records them
+    _invoke("generate", "parallel", str(folder / "moe_dropless"), "--job", "moe_dropless",
+            "--steps", "2")
+    _invoke("ingest", "--quiet", "--db", str(db), str(folder / "moe_dropless"))
     data = shared_data_dir()
     for run, path in REAL.items() if data.is_dir() else ():
         _invoke("ingest", "--quiet", "--db", str(db), str(data / path), "--run", run)

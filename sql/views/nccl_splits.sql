@@ -39,8 +39,10 @@ SELECT
     out_splits[j] AS received_rows,  -- dim-0 rows received from it ("Out split size")
     dtype_bytes(dtype) AS elem_bytes,  -- bytes per element; NULL for a dtype tracewh does not know
     CASE WHEN complete AND list_sum(in_splits) > 0
-         THEN in_splits[j] * in_nelems // list_sum(in_splits) * dtype_bytes(dtype) END AS sent_bytes,
+         THEN CAST(in_splits[j] * in_nelems // list_sum(in_splits) * dtype_bytes(dtype) AS BIGINT) END
+         AS sent_bytes,
     CASE WHEN complete AND list_sum(out_splits) > 0
-         THEN out_splits[j] * out_nelems // list_sum(out_splits) * dtype_bytes(dtype) END AS received_bytes,
+         THEN CAST(out_splits[j] * out_nelems // list_sum(out_splits) * dtype_bytes(dtype) AS BIGINT) END
+         AS received_bytes,
     complete             -- every member's split recorded (false: PyTorch cut the list at 30)
 FROM peers;
