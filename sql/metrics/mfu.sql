@@ -1,9 +1,9 @@
 -- metric: mfu
--- version: 3
+-- version: 4
 -- summary: Model FLOPs utilisation per iteration: FLOPs the op models count, and 6 x parameters x tokens from the workload card, over step time x device peak
 -- unit: percent
 -- grain: run_id, rank, iteration
--- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, step_ns BIGINT, counted_tflop DOUBLE, tflops_per_s DOUBLE, dtype VARCHAR, device VARCHAR, peak_tflops DOUBLE, counted_mfu_pct DOUBLE, parameters DOUBLE, tokens_per_s_per_gpu DOUBLE, model_mfu_pct DOUBLE, modelled_gpu_ns HUGEINT, kernel_ns HUGEINT, covered_gpu_pct DOUBLE, unmodelled_step_pct DOUBLE, reason VARCHAR
+-- columns: run_id VARCHAR, rank INTEGER, iteration INTEGER, step_ns BIGINT, counted_tflop DOUBLE, tflops_per_s DOUBLE, dtype VARCHAR, device VARCHAR, peak_tflops DOUBLE, counted_mfu_pct DOUBLE, parameters DOUBLE, tokens_per_s_per_gpu DOUBLE, model_mfu_pct DOUBLE, modelled_gpu_ns BIGINT, kernel_ns BIGINT, covered_gpu_pct DOUBLE, unmodelled_step_pct DOUBLE, reason VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), device (text, optional), dtype (text, optional), parameters (float, optional)
 -- uses: device_peaks, iterations, kernels, perf_iteration_flops, run_cards, scope
 -- complexity: O(n) in kernels, counted ops and NVTX ranges (hash joins and aggregates)
@@ -41,13 +41,13 @@ by_dtype AS (
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
 ),
 counted AS (
-    SELECT run_id, rank, iteration, sum(flops) AS flops, sum(gpu_ns) AS modelled_gpu_ns,
+    SELECT run_id, rank, iteration, sum(flops) AS flops, CAST(sum(gpu_ns) AS BIGINT) AS modelled_gpu_ns,
            coalesce(CAST(getvariable('dtype') AS VARCHAR), arg_max(dtype, flops)) AS dtype
     FROM by_dtype
     GROUP BY ALL
 ),
 all_kernels AS (
-    SELECT run_id, rank, iteration, sum(dur_ns) AS kernel_ns
+    SELECT run_id, rank, iteration, CAST(sum(dur_ns) AS BIGINT) AS kernel_ns
     FROM kernels
     WHERE scope_match(run_id, rank, getvariable('run'), getvariable('rank'))
     GROUP BY ALL

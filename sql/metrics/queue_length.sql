@@ -1,9 +1,9 @@
 -- metric: queue_length
--- version: 4
+-- version: 5
 -- summary: Per stream, how many launched GPU ops wait to start: distribution and time at the limit
 -- unit: ops
 -- grain: run_id, rank, device_id, stream_id
--- columns: run_id VARCHAR, rank INTEGER, device_id INTEGER, stream_id BIGINT, samples BIGINT, mean_len DOUBLE, std_len DOUBLE, min_len BIGINT, p25_len DOUBLE, p50_len DOUBLE, p75_len DOUBLE, max_len BIGINT, time_at_limit_ns HUGEINT
+-- columns: run_id VARCHAR, rank INTEGER, device_id INTEGER, stream_id BIGINT, samples BIGINT, mean_len DOUBLE, std_len DOUBLE, min_len BIGINT, p25_len DOUBLE, p50_len DOUBLE, p75_len DOUBLE, max_len BIGINT, time_at_limit_ns BIGINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), queue_limit (int, default 1024), hta_launch_names (bool, default false), launch_first (bool, default false), hta_float_us (bool, default false)
 -- uses: gpu_op_calls, gpu_ops, ranks, scope
 -- complexity: O(n log n) in GPU ops and their launches (running sums over one sort per stream)
@@ -172,7 +172,7 @@ WITH ops AS (
 )
 SELECT t.run_id, t.rank, s.device_id, s.stream_id, s.samples, s.mean_len, s.std_len, s.min_len,
        p25.value AS p25_len, p50.value AS p50_len, p75.value AS p75_len, s.max_len,
-       coalesce(s.held_ns, 0) AS time_at_limit_ns  -- ns
+       CAST(coalesce(s.held_ns, 0) AS BIGINT) AS time_at_limit_ns  -- ns
 FROM per_stream s
 JOIN (SELECT run_id, rank, rank_key FROM ranks) t USING (rank_key)
 JOIN quantiles p25 USING (rank_key, device_id, stream_id)
