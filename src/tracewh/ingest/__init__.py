@@ -20,9 +20,10 @@ from ..errors import IngestError, StorageFault, TracewhError
 from ..store import derive as derive_registry, remove_source, source_rows
 from ..sqlscript import insert_rows, rollback
 from ..warehouse import cursor, first_row, utc_now
-from . import card, config, kineto, logs, nsys, nsys_report, series
-from .discover import (KINETO_JSON, NSYS_REPORT, NSYS_SQLITE, SERIES_CSV, TRAINING_LOG, Candidate,
-                       RankRule, discover, discover_logs, not_regular, run_identity)
+from . import card, config
+from .discover import (SERIES_CSV, Candidate, RankRule, discover, discover_logs, not_regular,
+                       run_identity)
+from .formats import FORMATS
 from .storage import storage_fault, warehouse_path
 
 UNNAMED = ""  # the run of a series given without --run, until _series_run finds it
@@ -161,13 +162,16 @@ BATCH_FILES = 64
 BATCH_BYTES = 8 << 20
 
 
-def _batchable(prepared: _Prepared) -> bool:
-    return isinstance(prepared.info, nsys.ExportInfo) and prepared.info.staged is not None
+def _batch_of(prepared: _Prepared):
+    """The batch a decoded file may join (its format's), or None: it is written alone."""
+    batch = FORMATS[prepared.candidate.format].batch
+    failed = prepared.info is None or isinstance(prepared.info, Exception)
+    return batch if batch is not None and not failed and batch.fits(prepared.info) else None
 
 
 def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, options,
                        on_file) -> None:
-    files_per_run = Counter(c.run_id for c in candidates if c.format not in (SERIES_CSV, TRAINING_LOG))
+    files_per_run = Counter(c.run_id for c in candidates if FORMATS[c.format].trace)
     queue = iter(candidates)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
         def submit(c):
@@ -191,13 +195,14 @@ def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, opti
             the next one, to be skipped as already ingested). With --replace each file is
             written alone, as its old version's removal frees ranks for the files after it."""
             nxt = ahead[0].result() if ahead and not replace else None
-            return (nxt is not None and _batchable(nxt) and len(batch) < BATCH_FILES
+            return (nxt is not None and _batch_of(nxt) is _batch_of(batch[0])
+                    and len(batch) < BATCH_FILES
                     and sum(p.result.bytes for p in batch) + nxt.result.bytes <= BATCH_BYTES
                     and nxt.digest not in {p.digest for p in batch})
 
         while ahead:
             prepared = take()
-            if _batchable(prepared):
+            if _batch_of(prepared):
                 batch = [prepared]
                 while joins(batch):
                     batch.append(take())
@@ -239,26 +244,14 @@ def _prepare(con: duckdb.DuckDBPyConnection, candidate: Candidate, replace: bool
         prepared.cursor = cursor(con)
         # its statements run while the CLI draws its own progress bar: DuckDB draws none
         prepared.cursor.execute("SET enable_progress_bar = false")
-        source_path = candidate.path
-        if candidate.format == NSYS_REPORT:
-            source_path = nsys_report.export_sqlite(candidate.path)
-        prepared.source_path = source_path
+        fmt = FORMATS[candidate.format]
+        source_path = prepared.source_path = fmt.source(candidate.path)
         prepared.result.bytes = source_path.stat().st_size
         before = _identity(source_path)
         prepared.digest = sha256_of(source_path)
         if _already_ingested(prepared.cursor, prepared.digest) and not replace:
             return prepared  # _finish reports the skip
-        if candidate.format in (NSYS_SQLITE, NSYS_REPORT):
-            prepared.info = nsys.prepare(prepared.cursor, source_path)
-        elif candidate.format == SERIES_CSV:
-            prepared.info = series.layout(candidate.path, options.get("time_column"),
-                                          options.get("time_unit"), options.get("tz"))
-        elif candidate.format == TRAINING_LOG:
-            prepared.info = logs.decode(prepared.cursor, candidate.path, options.get("log_pattern"))
-        elif candidate.format == KINETO_JSON:
-            prepared.info = kineto.prepare(prepared.cursor, source_path, candidate.run_id)
-        else:
-            raise TracewhError(f"{candidate.path}: unknown format {candidate.format}")
+        prepared.info = fmt.prepare(prepared.cursor, source_path, candidate, options)
         _unchanged_since(source_path, before, prepared.digest)
     except Exception as exc:  # reported by _finish, in file order
         prepared.info = exc
@@ -336,7 +329,7 @@ def _failed(con, result: FileResult, exc: Exception) -> None:
 
 def _finish_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: list[RankRule],
                   replace: bool, options: dict) -> list[FileResult]:
-    """Write a batch of small nsys exports in one transaction. When it fails, it is rolled back
+    """Write a batch of small files (nsys exports) in one transaction. When it fails, it is rolled back
     and each file is written alone, so that a bad file fails by itself, with its own message.
     Returns the files' results, up to a storage fault (the files after it are not tried)."""
     writer = cursor(con)
@@ -367,8 +360,10 @@ def _finish_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules:
 
 def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: list[RankRule],
                  replace: bool, options: dict) -> list[FileResult]:
-    """Write small nsys exports (files already stored are skipped, files whose ranks clash are
-    failed) in one transaction; raises, having rolled it back, when that transaction fails."""
+    """Write small files of one format (files already stored are skipped, files whose ranks
+    clash are failed) in one transaction; raises, having rolled it back, when that transaction
+    fails."""
+    how = _batch_of(batch[0])
     known = {}  # sha256 or path -> (file_id, run_id, sha256) of stored sources
     for file_id, run_id, path, digest in con.execute(
             "SELECT file_id, run_id, path, sha256 FROM store.sources "
@@ -388,14 +383,14 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: 
         else:
             stale[len(todo)] = {known[k][0] for k in (prepared.digest, str(path)) if k in known}
             todo.append(prepared)
-    nsys.stage_batch(con, [(key, p.info) for key, p in enumerate(todo)])
+    how.stage(con, [(key, p.info) for key, p in enumerate(todo)])
     con.execute("BEGIN TRANSACTION")
     try:
         for key in range(len(todo)):
             for old_id in sorted(stale[key]):
                 remove_source(con, old_id)
-        ranks, clashes = nsys.rank_rows(con, [(key, p.source_path, p.info, p.candidate.run_id)
-                                              for key, p in enumerate(todo)], rules)
+        ranks, clashes = how.ranks(con, [(key, p.source_path, p.info, p.candidate.run_id)
+                                         for key, p in enumerate(todo)], rules)
         for key, exc in clashes.items():
             if stale[key]:  # its old version must stay: the whole transaction goes
                 raise exc
@@ -403,10 +398,10 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[_Prepared], rules: 
         written = [(key, p) for key, p in enumerate(todo) if key in ranks]
         if written:
             file_ids = _file_ids(con, len(written))
-            entries = [(p, file_id, nsys.facts(p.info))
+            entries = [(p, file_id, how.facts(p.info))
                        for (_, p), file_id in zip(written, file_ids)]
             _register(con, entries, options)
-            nsys.load(con, [(key, *rank, p.candidate.run_id, file_id)
+            how.write(con, [(key, *rank, p.candidate.run_id, file_id)
                             for (key, p), file_id in zip(written, file_ids) for rank in ranks[key]])
             _record(con, entries)
         con.execute("COMMIT")
@@ -466,30 +461,17 @@ def _first_line(exc: BaseException) -> str:
 def _load(con: duckdb.DuckDBPyConnection, prepared: _Prepared, rules: list[RankRule],
           alone: bool, options: dict) -> None:
     """Write one file (any format) inside the caller's transaction."""
-    candidate, source_path = prepared.candidate, prepared.source_path
+    candidate = prepared.candidate
     file_id = _file_ids(con, 1)[0]
-    if candidate.format == SERIES_CSV:
-        facts = series.load(con, candidate.path, prepared.info, candidate.run_id, file_id,
-                            options.get("host"))
-        if candidate.run_id == UNNAMED:
-            candidate = prepared.candidate = _series_run(con, candidate, file_id)
-            prepared.result.run_id = candidate.run_id
+    unnamed = candidate.run_id == UNNAMED  # a series given without --run: named by its rows
+    if not unnamed:
         _register(con, [(prepared, file_id, None)], options)
-        _record(con, [(prepared, file_id, facts)])
-        return
-    _register(con, [(prepared, file_id, None)], options)
-    if candidate.format == TRAINING_LOG:
-        facts = logs.load(con, prepared.info, candidate.run_id, file_id)
-    elif candidate.format == KINETO_JSON:
-        facts = kineto.load(con, candidate.path, prepared.info, candidate.run_id, file_id, rules,
-                            alone)
-    else:  # an nsys export too big for a batch, mapped in temp tables of `con` as file_key 0
-        ranks, clashes = nsys.rank_rows(con, [(0, source_path, prepared.info, candidate.run_id)],
-                                        rules)
-        if clashes:
-            raise clashes[0]
-        nsys.load(con, [(0, *rank, candidate.run_id, file_id) for rank in ranks[0]])
-        facts = nsys.facts(prepared.info)
+    facts = FORMATS[candidate.format].load(con, candidate, prepared.source_path, prepared.info,
+                                           file_id, rules, alone, options)
+    if unnamed:
+        prepared.candidate = _series_run(con, candidate, file_id)
+        prepared.result.run_id = prepared.candidate.run_id
+        _register(con, [(prepared, file_id, None)], options)
     _record(con, [(prepared, file_id, facts)])
 
 
@@ -557,7 +539,7 @@ def _register(con: duckdb.DuckDBPyConnection, entries: list[tuple], options: dic
         found_params, prepared.result.warnings, config_warnings = config.collect(
             candidate.path, candidate.run_id, candidate.run_root,
             found and json.loads(found["metadata"])["workload_card"],
-            prepared.info.text if candidate.format == TRAINING_LOG else "", options)
+            FORMATS[candidate.format].config_text(prepared.info), options)
         new = [w for w in dict.fromkeys(card_warnings + config_warnings) if w not in said]
         said.update(new)
         prepared.result.warnings = new + prepared.result.warnings
