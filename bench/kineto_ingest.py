@@ -134,7 +134,8 @@ from collections import defaultdict
 from pathlib import Path
 import tracewh
 from tracewh import ingest
-from tracewh.ingest import kineto
+from tracewh.ingest import kineto, kineto_json
+from tracewh.store import derive
 # The real ingest (tracewh.ingest.ingest_paths), one file at a time (jobs=1) and one DuckDB thread,
 # so that each statement runs on the thread that issues it and thread_time sees all of its work.
 spent = defaultdict(float)
@@ -150,11 +151,10 @@ def run_script(con, path):  # every statement of the SQL scripts, timed on its o
     for statement in con.extract_statements(path.read_text()):
         words = " ".join(str(statement.query).split()[:7])
         timed(f"  {path.name}: {words[:56]}", con.execute)(statement)
-from tracewh import op_shapes
-kineto.run_script = ingest.run_script = op_shapes.run_script = run_script
+kineto.run_script = derive.run_script = run_script
 ingest._register = timed("  writer: register the run and its parameters", ingest._register)
 ingest.sha256_of = timed("  sha256 of the file", ingest.sha256_of)
-kineto._cut_events = timed("  cut the events array out (copy_file_range)", kineto._cut_events)
+kineto_json.cut_events = timed("  cut the events array out (copy_file_range)", kineto_json.cut_events)
 STAGE = "stage: decode and map, on the file's own cursor (total)"
 WRITER_TOTAL = "writer: the file's transaction, commit included (total)"
 ingest._prepare = timed(STAGE, ingest._prepare)

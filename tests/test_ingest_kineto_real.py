@@ -189,11 +189,11 @@ def test_both_decoders_store_the_same_rows(kineto_root, tmp_path, monkeypatch):
     (the events' order) and collectives alike; an args object differs only in whitespace."""
     import duckdb
 
-    from tracewh.ingest import kineto
+    from tracewh.ingest import kineto_json
 
     paths = {}
-    for decoder, cut in (("fast", kineto._cut_events), ("python", lambda path: None)):
-        monkeypatch.setattr(kineto, "_cut_events", cut)  # None: the reader is never tried
+    for decoder, cut in (("fast", kineto_json.cut_events), ("python", lambda path: None)):
+        monkeypatch.setattr(kineto_json, "cut_events", cut)  # None: the reader is never tried
         paths[decoder] = tmp_path / f"{decoder}.duckdb"
         con = tracewh.connect(paths[decoder])
         try:

@@ -19,7 +19,7 @@ import tracewh
 from tracewh.check import check_warehouse
 from tracewh.generate.kineto import KinetoJobSpec, generate_kineto_job
 from tracewh.generate.nsys import JobSpec, generate_job
-from tracewh.ingest import ingest_paths, kineto, sha256_of
+from tracewh.ingest import ingest_paths, kineto, kineto_json, sha256_of
 
 from test_safety_bad_input import TRACEWH, _sqlite_edit, error_lines, ingest
 
@@ -218,8 +218,8 @@ def test_full_disk_is_one_line_naming_the_warehouse_and_a_retry_completes(small_
 # -- item 5: a gzip bomb is refused before it fills memory or disk -----------------------------
 
 def test_gzip_bomb_is_refused(kjob, tmp_path, monkeypatch):
-    # the rule at a test's scale (raising=False: today's code has no floor, nor a cap)
-    monkeypatch.setattr(kineto, "_INFLATION_FLOOR", 1 << 20, raising=False)
+    # the rule at a test's scale
+    monkeypatch.setattr(kineto_json, "_INFLATION_FLOOR", 1 << 20)
     bomb = tmp_path / "t" / "bomb_rank0.json.gz"
     bomb.parent.mkdir()
     bomb.write_bytes(gzip.compress(b'{"traceEvents": [' + b" " * (8 << 20), 9))
@@ -253,13 +253,13 @@ def test_faulty_json_too_big_to_decode_whole_is_refused(kjob, tmp_path, monkeypa
     text = json.dumps(doc, separators=(",", ":")).encode()
     path = tmp_path / "compact_rank0.json"
     path.write_bytes(text.replace(b'"name":"', b'"name":"\x01', 1))
-    monkeypatch.setattr(kineto, "_WHOLE_BYTES", len(text) // 2, raising=False)
+    monkeypatch.setattr(kineto_json, "_WHOLE_BYTES", len(text) // 2)
     con = tracewh.connect(tmp_path / "wh.duckdb")
     try:
         (result,) = ingest_paths(con, [path])
         assert result.status == "failed"
         assert "JSON that neither DuckDB's reader nor the streamed decoder can read" in result.message
-        monkeypatch.setattr(kineto, "_WHOLE_BYTES", len(text) * 2)
+        monkeypatch.setattr(kineto_json, "_WHOLE_BYTES", len(text) * 2)
         (again,) = ingest_paths(con, [path])
         assert again.status == "ingested", again.message
     finally:

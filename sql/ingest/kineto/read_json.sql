@@ -1,5 +1,5 @@
 -- The fast path's source: a Kineto trace's events array read by DuckDB's own JSON reader from a
--- file that holds just that array (ingest/kineto.py cuts it out of the trace; variable
+-- file that holds just that array (ingest/kineto_json.py cuts it out of the trace; variable
 -- events_file is its path). The same columns as the Python decoder's Arrow table, which takes
 -- this view's place for files the reader refuses. A view: 10_events.sql reads it once.
 -- pid and tid are numbers, or strings such as "Spans" and 2021's "stream 7"; args stays JSON.
