@@ -188,3 +188,22 @@ def test_a_lake_of_the_older_layout_is_written_again_whole(tmp_path):
     assert pl.read_parquet(lake / "kernels").height == \
         sum(json.loads((lake / "manifest.json").read_text())["runs"][r]["rows"]["kernels"]
             for r in ("ddp_4ranks", "fsdp_4ranks_kineto"))
+
+
+def test_one_run_exported_through_a_run_form_holds_the_views_rows(warehouse, tmp_path):
+    """gpu_op_launches has a form taking the runs (its run filter does not reach its sweeps):
+    a run's export through it holds what the whole view holds for that run, row for row."""
+    rows = "SELECT count(*), sum(hash(CAST(t AS VARCHAR))) FROM (SELECT * EXCLUDE (run_id) FROM {})"
+    con = tracewh.connect(warehouse, read_only=True)
+    for run in ["ddp_4ranks", "fsdp_4ranks_kineto"]:
+        export_lake(con, tmp_path / run, runs=[run])
+        for view in ["gpu_op_launches", "gpu_ops", "runs"]:
+            want = con.execute(rows.format(f"{view} WHERE run_id = ?") + " t", [run]).fetchall()
+            got = duckdb.sql(rows.format(f"read_parquet('{tmp_path / run}/{view}/**/*.parquet')")
+                             + " t").fetchall()
+            assert want[0][0] > 0 and got == want, (run, view)
+        links = "SELECT count(cpu_op_id) + count(range_id) FROM "
+        linked = con.execute(links + "gpu_op_launches_of(?)", [[run]]).fetchall()
+        assert linked[0][0] > 0
+        assert linked == con.execute(links + "gpu_op_launches WHERE run_id = ?", [run]).fetchall()
+    con.close()

@@ -13,19 +13,28 @@
 -- "Open at" follows range_nesting: a call starting when a range starts is inside it, one
 -- starting when it ends is not.
 
--- Launch calls as points among the NVTX ranges and annotations: range_nesting gives each point
--- the innermost range open at it as parent.
-CREATE OR REPLACE VIEW _launch_in_ranges AS
-SELECT rowid AS range_id, file_id * 4294967296 + coalesce(pid, 0) AS pid, tid, start_ns, end_ns
-FROM store.nvtx_ranges WHERE kind IN ('push_pop', 'annotation')
-UNION ALL
-SELECT -1 - api_id, file_id * 4294967296 + coalesce(pid, 0), tid, start_ns, start_ns
-FROM _launch_calls;
-
-CREATE OR REPLACE VIEW gpu_op_launches AS
-WITH by_range AS (
+-- gpu_op_launches_of: the rows of the runs want_runs (a VARCHAR list; NULL: every run), each
+-- part computed for those runs' sources only: a filter on the view's run_id reaches gpu_ops
+-- but not the sweeps below it, whose windows run over every run (from a 40-run warehouse one
+-- run took 7x its time alone). tracewh export reads a run's rows through it.
+CREATE OR REPLACE MACRO gpu_op_launches_of(want_runs) AS TABLE
+WITH files AS MATERIALIZED (
+    SELECT file_id FROM store.sources
+    WHERE want_runs IS NULL OR list_contains(CAST(want_runs AS VARCHAR[]), run_id)
+), calls AS (
+    SELECT * FROM _launch_calls WHERE file_id IN (SELECT file_id FROM files)
+), in_ranges AS (  -- launch calls as points among the NVTX ranges and annotations:
+                   -- range_nesting gives each point the innermost range open at it as parent
+    SELECT rowid AS range_id, file_id * 4294967296 + coalesce(pid, 0) AS pid, tid, start_ns,
+           end_ns
+    FROM store.nvtx_ranges
+    WHERE kind IN ('push_pop', 'annotation') AND file_id IN (SELECT file_id FROM files)
+    UNION ALL
+    SELECT -1 - api_id, file_id * 4294967296 + coalesce(pid, 0), tid, start_ns, start_ns
+    FROM calls
+), by_range AS (
     SELECT -1 - range_id AS api_id, parent_id AS nvtx_row
-    FROM range_nesting('_launch_in_ranges') WHERE range_id < 0
+    FROM range_nesting('in_ranges') WHERE range_id < 0
 )
 SELECT g.run_id, g.rank, g.rank_key, g.file_id, g.pid, g.device_id, g.stream_id,
        g.op, g.kind, g.name, g.start_ns, g.end_ns, g.dur_ns, g.correlation_id,
@@ -38,10 +47,15 @@ SELECT g.run_id, g.rank, g.rank_key, g.file_id, g.pid, g.device_id, g.stream_id,
        n.range_id,                -- nvtx_ranges.range_id (with file_id)
        n.name AS range_name
 FROM gpu_ops g
-LEFT JOIN _launch_calls l
+LEFT JOIN calls l
        ON l.file_id = g.file_id AND l.pid = g.pid AND l.correlation_id = g.correlation_id
       AND l.start_ns = g.launch_ns
-LEFT JOIN launch_cpu_ops c ON c.api_id = l.api_id
+LEFT JOIN launch_cpu_ops_of((SELECT min(file_id) FROM files), (SELECT max(file_id) FROM files),
+                            false) c ON c.api_id = l.api_id
 LEFT JOIN by_range r ON r.api_id = l.api_id
 LEFT JOIN (SELECT rowid AS nvtx_row, file_id, range_id, name FROM store.nvtx_ranges) n
-       ON n.nvtx_row = r.nvtx_row;
+       ON n.nvtx_row = r.nvtx_row
+WHERE g.file_id IN (SELECT file_id FROM files);
+
+CREATE OR REPLACE VIEW gpu_op_launches AS
+SELECT * FROM gpu_op_launches_of(NULL);
