@@ -2,7 +2,8 @@
 changes no row (issue 24: the scope macros must give identical rows). First recorded before
 the scope-macro rewrite (which then matched 496 of 496 answers); recorded again when the
 round's branches merged, whose changes of answers each raised a version (sql/metrics.lock).
-Record again only with a new metric or version, never to make a rewrite pass.
+Record again only with a new metric or version, never to make a rewrite pass:
+`python tests/metric_outputs.py record METRIC ...` records those metrics' answers only.
 
 `python tests/metric_outputs.py record` runs every metric of the catalogue with representative
 parameter sets (defaults; run and rank; an iteration range; a UTC range; a relative window;
@@ -158,11 +159,14 @@ def digest(table) -> dict:
                 first=[json.loads(r) for r in rows[:FIRST_ROWS]])
 
 
-def outputs(con) -> dict[str, dict]:
-    """`metric/param set` -> digest of its answer (or the error it raised) on `con`."""
+def outputs(con, only: set[str] | None = None) -> dict[str, dict]:
+    """`metric/param set` -> digest of its answer (or the error it raised) on `con`; `only`:
+    those metrics."""
     scope = scope_of(con)
     found = {}
     for metric in list_metrics():
+        if only and metric.name not in only:
+            continue
         for label, params in param_sets(metric, scope).items():
             try:
                 found[f"{metric.name}/{label}"] = dict(params=params,
@@ -172,11 +176,15 @@ def outputs(con) -> dict[str, dict]:
     return found
 
 
-def record(folder: Path, shared_data: Path) -> dict:
-    everything = {}
+def record(folder: Path, shared_data: Path, only: set[str] | None = None) -> dict:
+    """Every answer, or with `only` those metrics' answers again (the others kept as recorded)."""
+    everything = load_golden() if only else {}
     for name in WAREHOUSES:
         con = open_warehouse(name, folder / name, shared_data)
-        everything[name] = outputs(con)
+        answers = everything.setdefault(name, {})
+        for key in [k for k in answers if k.split("/")[0] in (only or ())]:
+            del answers[key]
+        answers.update(outputs(con, only))
         con.close()
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(GOLDEN, "wt") as out:
@@ -194,5 +202,5 @@ if __name__ == "__main__" and sys.argv[1:2] == ["record"]:
     sys.path.insert(0, str(Path(__file__).parent))
     from conftest import shared_data_dir
     with tempfile.TemporaryDirectory() as tmp:
-        result = record(Path(tmp), shared_data_dir())
+        result = record(Path(tmp), shared_data_dir(), set(sys.argv[2:]))
     print({name: len(answers) for name, answers in result.items()}, "->", GOLDEN)

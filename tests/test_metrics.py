@@ -454,6 +454,37 @@ def test_lock_catches_a_change_without_a_version_bump(sql_copy):
     assert {("gpu_kernel_summary", 2), ("gpu_kernel_summary", 3)} <= set(locked)  # v2 stays
 
 
+def test_a_locked_metric_runs_unparsed_and_any_other_is_checked(sql_copy, monkeypatch):
+    """find_metric skips sqlglot for a catalogue query its lock entry holds (update_lock locks
+    checked queries only); an edited query is checked before it runs."""
+    parsed = []
+    real = metrics._check_query
+    monkeypatch.setattr(metrics, "_check_query", lambda path, *a: (parsed.append(path.stem),
+                                                                    real(path, *a))[1])
+    assert find_metric("gpu_trace", sql_root=sql_copy).name == "gpu_trace" and parsed == []
+    path = sql_copy / "metrics" / "gpu_trace.sql"
+    edit(path, "g.correlation_id, g.name\n);", "g.correlation_id, g.name\n); DROP TABLE x;")
+    with pytest.raises(MetricError, match="a metric is one statement"):
+        find_metric("gpu_trace", sql_root=sql_copy)
+    assert parsed == ["gpu_trace"]
+
+
+def test_the_terminator_is_cut_as_sqlglot_cuts_it():
+    import sqlglot
+    from sqlglot.tokens import TokenType
+
+    def by_tokens(body):
+        tokens = sqlglot.tokenize(body, read="duckdb")
+        if tokens and tokens[-1].token_type == TokenType.SEMICOLON:
+            return body[:tokens[-1].start] + body[tokens[-1].start + 1:]
+        return body
+    bodies = [m.body for m in metrics.list_metrics(check=False)] + [
+        "SELECT 1;\n-- after\n\n", "SELECT 1 ; -- x;\n", "SELECT 1\n", "SELECT 1;  \n",
+        "SELECT ';'", "SELECT 1 /* c; */", "SELECT 1;\n/* x */\n", "SELECT '--';\n"]
+    for body in bodies:
+        assert metrics._strip_terminator(body) == by_tokens(body), body[-40:]
+
+
 # through training_steps (breakdown_diff and regressions through run_measures)
 USES_STEPS = ["breakdown_diff", "host_breakdown", "iteration_time", "memory_by_phase", "nvtx_phases",
               "regressions", "scaling", "throughput"]

@@ -215,7 +215,10 @@ events AS (
           SELECT grp, run_id, rank, pid, NULL, device_id, stream_id, start_ns, end_ns, name,
                  correlation_id, 'gpu', NULL, kind, launch_ns
           FROM gpu_events) e
-    SEMI JOIN reach r ON r.grp = e.grp AND r.rank = e.rank
+    -- the reachable ranks as one short list: a semi join's hash table would hold every rank's
+    -- events (the optimizer cannot size the recursive CTE)
+    WHERE list_contains((SELECT list(struct_pack(grp := grp, rank := rank)) FROM reach),
+                        struct_pack(grp := e.grp, rank := e.rank))
 ),
 -- CPU threads: the nesting walk (ends before starts at one instant; inner ends first, outer
 -- starts first), the depth after each node, and the edge from the node before

@@ -1,15 +1,16 @@
 -- metric: straggler_cause
--- version: 3
+-- version: 4
 -- summary: Per collective, the rank that arrived last, by how much, and what it did instead (data loading, sync waits, OS calls, launch gaps, GPU work) beside the median rank; per rank, how often it was last and whether the culprit is the same every step
 -- unit: ns
 -- grain: run_id, op_key, rank
--- columns: run_id VARCHAR, op_key VARCHAR, collective VARCHAR, process_group VARCHAR, iteration INTEGER, ranks BIGINT, rank INTEGER, median_rank INTEGER, late_ns BIGINT, cause VARCHAR, why VARCHAR, later_start_ns BIGINT, since_ns BIGINT, stretch_ns BIGINT, data_loading_ns HUGEINT, sync_wait_ns HUGEINT, os_call_ns HUGEINT, launch_gap_ns HUGEINT, gpu_work_ns HUGEINT, median_stretch_ns BIGINT, median_data_loading_ns HUGEINT, median_sync_wait_ns HUGEINT, median_os_call_ns HUGEINT, median_launch_gap_ns HUGEINT, median_gpu_work_ns HUGEINT, collectives BIGINT, times_last BIGINT, last_pct DOUBLE, main_cause VARCHAR, steps_culprit BIGINT, steps BIGINT, culprit_stable BOOLEAN
+-- columns: run_id VARCHAR, op_key VARCHAR, collective VARCHAR, process_group VARCHAR, iteration INTEGER, ranks BIGINT, rank INTEGER, median_rank INTEGER, late_ns BIGINT, cause VARCHAR, why VARCHAR, later_start_ns BIGINT, since_ns BIGINT, stretch_ns BIGINT, data_loading_ns BIGINT, sync_wait_ns BIGINT, os_call_ns BIGINT, launch_gap_ns BIGINT, gpu_work_ns BIGINT, median_stretch_ns BIGINT, median_data_loading_ns BIGINT, median_sync_wait_ns BIGINT, median_os_call_ns BIGINT, median_launch_gap_ns BIGINT, median_gpu_work_ns BIGINT, collectives BIGINT, times_last BIGINT, last_pct DOUBLE, main_cause VARCHAR, steps_culprit BIGINT, steps BIGINT, culprit_stable BOOLEAN
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), per_rank (bool, default false), per_step (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: straggler, straggler_ops, idle_gaps, host_breakdown; msprof-analyze slow-rank analysis; traceml#374
 -- uses: collective_parts, gap_causes, gpu_ops, host_activity, iterations, scope
 -- complexity: O(n log n) in collectives; O(n) in GPU ops (a scan for the idle stretches: gpu_ops.device_prev_end_ns); host events as idle_gaps (binned equi-joins)
 -- show: op_key, rank, cause, late_ns, why, collective, main_cause, run_id
 --
+-- v4: the parts' sums are BIGINT, not HUGEINT (a Parquet/Spark reader got DECIMAL(38,0)).
 -- v3: clock_offsets counts a grouped kernel (several collectives in one NCCL group) as one observation: nsys runs with grouped collectives get Kineto's offsets (issue 34).
 -- For each collective matched across ranks (collective_waits: sends and receives excluded), with
 -- arrivals (kernel starts) compared on the aligned clock:
@@ -104,9 +105,9 @@ gaps AS MATERIALIZED (
 ),
 host AS (
     SELECT g.span_id,
-           sum(h.data_loading_ns) AS data_loading_ns,
-           sum(h.sync_wait_ns) AS sync_wait_ns,
-           sum(h.os_call_ns) AS os_call_ns
+           CAST(sum(h.data_loading_ns) AS BIGINT) AS data_loading_ns,
+           CAST(sum(h.sync_wait_ns) AS BIGINT) AS sync_wait_ns,
+           CAST(sum(h.os_call_ns) AS BIGINT) AS os_call_ns
     FROM host_in_gaps(gaps, getvariable('data_pattern')) h
     JOIN gaps g USING (gap_id)
     GROUP BY g.span_id
@@ -118,7 +119,7 @@ split AS (
            coalesce(h.sync_wait_ns, 0) AS sync_wait_ns,
            coalesce(h.os_call_ns, 0) AS os_call_ns
     FROM pair p
-    LEFT JOIN (SELECT span_id, sum(end_ns - start_ns) AS ns FROM gaps GROUP BY span_id) w
+    LEFT JOIN (SELECT span_id, CAST(sum(end_ns - start_ns) AS BIGINT) AS ns FROM gaps GROUP BY span_id) w
            ON w.span_id = p.pair_id * 2 + p.role
     LEFT JOIN host h ON h.span_id = p.pair_id * 2 + p.role
 ),
