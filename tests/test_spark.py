@@ -31,21 +31,22 @@ def lake(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def spark(lake):
+def bare_spark():
+    """A session with no lake: for expressions alone."""
     session = spark_session(shuffle_partitions=2, app_name="tracewh-test")
-    register_lake(session, lake[1])
     yield session
     session.stop()
 
 
+@pytest.fixture(scope="module")
+def spark(bare_spark, lake):
+    register_lake(bare_spark, lake[1])
+    return bare_spark
+
+
 # Metrics that cannot run on Spark yet, with the reason (also listed in the README). Strict:
 # once the metric runs, the test fails until it is removed from here.
-NOT_ON_SPARK: dict[str, str] = {  # name -> why it cannot run on Spark
-    "op_efficiency": "its Spark SQL is 440 KB (op_kernels' walk up to the outermost op of a family "
-                     "inlines perf_model), which Spark takes minutes to plan and then rejects "
-                     "(PLAN_VALIDATION_FAILED_RULE_IN_BATCH in RemoveRedundantAliases)",
-    "roofline": "the same as op_efficiency (op_kernels)",
-}
+NOT_ON_SPARK: dict[str, str] = {}  # name -> why it cannot run on Spark
 
 
 # The suite's default runs these on Spark (one per family of plan: summaries, timelines,
@@ -105,7 +106,7 @@ def test_cli_query_engine_spark(spark, lake):
 
 @pytest.mark.parametrize("values", ["[2.0, 3.5, 4.0]", "[2.0, NULL, 3.0]", "[]", "[NULL]",
                                     "NULL"])
-def test_a_list_product_folds_on_spark_as_duckdb_multiplies(spark, values):
+def test_a_list_product_folds_on_spark_as_duckdb_multiplies(bare_spark, values):
     """list_aggregate(l, 'product') (perf_numel) has no Spark function: the transpiler folds
     the non-NULL elements, NULL when there are none, as DuckDB's product does."""
     import duckdb
@@ -118,5 +119,57 @@ def test_a_list_product_folds_on_spark_as_duckdb_multiplies(spark, values):
     tree = sqlglot.parse_one(duckdb_sql, read="duckdb")
     call = tree.selects[0].this
     call.replace(_list_product(call.expressions[0], "spark"))
-    got = spark.sql(tree.sql("spark")).collect()[0][0]
+    got = bare_spark.sql(tree.sql("spark")).collect()[0][0]
     assert got == want
+
+
+LIST = "[10, NULL, 30, 40, 50]"
+INT_NULL = "CAST(NULL AS INTEGER)"
+LIST_EXPRESSIONS = [  # subscripts: 1-based, negative from the end, NULL out of range and at 0
+    *(f"{LIST}[{i}]" for i in (1, 2, 5, -1, -5, 0, 6, -6)),
+    *(f"{LIST}[CAST({i} AS INTEGER)]" for i in (1, -2, 0, 9, -9)),
+    f"{LIST}[{INT_NULL}]", "CAST(NULL AS INTEGER[])[1]", "CAST([] AS INTEGER[])[1]",
+    "[[1, 2], [3]][1][-1]", "[[1, 2], [3]][2][2]",
+    # len of a list (not text)
+    f"len({LIST})", "len(CAST([] AS INTEGER[]))", "len(CAST(NULL AS INTEGER[]))",
+    "len([[1, 2], [3]][1])", "len('text')",
+    # list_slice: 1-based inclusive, negatives from the end, clamped, empty when crossed
+    *(f"list_slice({LIST}, {b}, {e})" for b, e in (
+        (2, 4), (0, 2), (-2, 5), (-10, 2), (2, 10), (4, 2), (2, -2), (2, 0), (1, -1), (-1, -1),
+        (-3, -5), (0, 0), (6, 8), (-9, -7), (3, 3), (5, 5), (2, 2))),
+    f"list_slice({LIST}, CAST(-3 AS INTEGER), CAST(4 AS INTEGER))",
+    f"list_slice({LIST}, {INT_NULL}, 2)", f"list_slice({LIST}, 2, {INT_NULL})",
+    "list_slice(CAST(NULL AS INTEGER[]), 1, 2)", "list_slice(CAST([] AS INTEGER[]), 1, 0)",
+    "list_slice(CAST([] AS INTEGER[]), -1, 3)", "list_slice([[1, 2], [3], [4]], 2, 3)[1]",
+]
+
+
+@pytest.mark.parametrize("expression", LIST_EXPRESSIONS)
+def test_list_functions_on_spark_give_duckdbs_values(bare_spark, expression):
+    """DuckDB's subscripts, len() and list_slice, as the transpiler writes them for Spark
+    (try_element_at, size, slice with the bounds computed), give DuckDB's value, edge cases
+    included: 0, out of range, negative, NULL, empty."""
+    import duckdb
+
+    from tracewh.transpile import default_catalog, to_target_ast
+
+    sql = f"SELECT {expression} AS v"
+    want = duckdb.sql(sql).fetchall()[0][0]
+    spark_sql = to_target_ast(sql, "spark", {}, {}, default_catalog()).sql("spark")
+    got = bare_spark.sql(spark_sql).collect()[0][0]
+    assert got == want, spark_sql
+
+
+def test_duckdbs_error_raises_its_message_on_spark(bare_spark):
+    """error(message) (op_efficiency's check of `peaks`) is Spark's raise_error: the same
+    message when reached, nothing when not."""
+    from tracewh.transpile import default_catalog, to_target_ast
+
+    def on_spark(condition: str):
+        sql = f"SELECT CASE WHEN {condition} THEN 1 ELSE error('peaks must be datasheet') END AS v"
+        return bare_spark.sql(to_target_ast(sql, "spark", {}, {}, default_catalog())
+                              .sql("spark")).collect()[0][0]
+
+    assert on_spark("1 = 1") == 1
+    with pytest.raises(Exception, match="peaks must be datasheet"):
+        on_spark("1 = 2")

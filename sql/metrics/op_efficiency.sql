@@ -1,9 +1,9 @@
 -- metric: op_efficiency
--- version: 3
+-- version: 4
 -- summary: FLOPs, bytes, TFLOP/s, TB/s and roofline position of each modelled op, per unique shape or per instance
 -- unit: TFLOP/s
 -- grain: run_id, rank, name, input_dims, input_types, concrete_inputs, external_id
--- columns: run_id VARCHAR, rank INTEGER, name VARCHAR, family VARCHAR, dtype VARCHAR, input_dims VARCHAR, input_types VARCHAR, concrete_inputs VARCHAR, external_id BIGINT, instances BIGINT, kernels HUGEINT, gflops DOUBLE, bytes DOUBLE, gpu_ns BIGINT, gpu_ns_mean DOUBLE, tflops_per_s DOUBLE, tb_per_s DOUBLE, intensity DOUBLE, device VARCHAR, peak_tflops DOUBLE, peak_tbps DOUBLE, bound VARCHAR, pct_of_bound DOUBLE, reason VARCHAR
+-- columns: run_id VARCHAR, rank INTEGER, name VARCHAR, family VARCHAR, dtype VARCHAR, input_dims VARCHAR, input_types VARCHAR, concrete_inputs VARCHAR, external_id BIGINT, instances BIGINT, kernels BIGINT, gflops DOUBLE, bytes DOUBLE, gpu_ns BIGINT, gpu_ns_mean DOUBLE, tflops_per_s DOUBLE, tb_per_s DOUBLE, intensity DOUBLE, device VARCHAR, peak_tflops DOUBLE, peak_tbps DOUBLE, bound VARCHAR, pct_of_bound DOUBLE, reason VARCHAR
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), per (text, default shape), device (text, optional), kernel_time (text, default own), peaks (text, default datasheet)
 -- uses: device_peaks, op_kernels, op_shapes_recorded, perf_ops, scope
 -- complexity: O(n log n) in kernels and CPU ops (the launch link's sweep, launch_cpu_ops; hash joins)
@@ -42,6 +42,7 @@
 -- Version 3: a kernel's op is the one around its launching call (op_kernels), not only the
 -- op whose External id the kernel carries: traces whose kernels carry the correlation id there
 -- (PARAM DLRM, the HTA samples) were empty; a MIOpen convolution's bias add is the convolution's.
+-- Version 4: kernels is a BIGINT (was a HUGEINT, which a Parquet lake holds as DECIMAL(38, 0)).
 WITH picked AS (  -- each kernel with the op that launched it
     SELECT run_id, rank, file_id, shape_id, op_no, dur_ns,
            CASE WHEN coalesce(CAST(getvariable('per') AS VARCHAR), 'shape') = 'instance'
@@ -69,7 +70,7 @@ grouped AS (
            any_value(s.flops) AS flops,
            any_value(s.bytes) AS bytes,
            CAST(sum(p.instances) AS BIGINT) AS instances,
-           sum(p.kernels) AS kernels,
+           CAST(sum(p.kernels) AS BIGINT) AS kernels,
            CAST(sum(p.gpu_ns) AS BIGINT) AS gpu_ns
     FROM per_shape p
     JOIN (SELECT DISTINCT shape_id, name, input_dims, input_types, concrete_inputs, family, dtype,

@@ -13,13 +13,16 @@ SQL that reads only the public views (the tables of a Parquet lake, `tracewh exp
    `query_table`, or a value: `training_steps(getvariable('step_pattern'))`) are inlined as
    CTEs of their own, hoisted before the CTE that calls them; a view of sql/views the target
    lacks (a lake holds no `launch_cpu_ops`: it has no run_id) is read from its definition;
+   a field of a struct a macro builds is that field's expression alone (op_kernels asks
+   perf_model for a family: not the FLOPs and bytes formulas of every model);
 4. `AS [NOT] MATERIALIZED` is dropped; `SELECT * EXCLUDE (...) REPLACE (...)` and every other
    star are expanded from the view schemas (sqlglot's qualify); `UNION ALL BY NAME` is aligned
    by name; `ASOF [LEFT] JOIN` becomes an equi-join on the right side's next (or previous) key;
    a window with an empty `OVER ()` that relies on DuckDB keeping the order of a sorted
    subquery gets that order explicitly (a row number taken where the rows are sorted);
 5. dialect details sqlglot leaves to us: division by zero is NULL (`a / nullif(b, 0)`), 1-based
-   list subscripts, `range(a, b)` never runs backwards, `count(DISTINCT x) OVER`, `HUGEINT`,
+   list subscripts NULL out of range, `len` of a list, `list_slice`, `list_aggregate(l,
+   'product')`, `error()`, `range(a, b)` never runs backwards, `count(DISTINCT x) OVER`, `HUGEINT`,
    printf's `%f` of a DECIMAL, row numbers and ranks as BIGINT (Spark's are INT), a named
    window in arithmetic (`(sum(n) OVER w) - n`: Spark reads `w - n` as one identifier), and
    Spark cannot nest a generator in an expression (a
@@ -44,6 +47,8 @@ from pathlib import Path
 import duckdb
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from .errors import TracewhError
@@ -76,6 +81,23 @@ class Catalog:
     con: duckdb.DuckDBPyConnection
 
 
+class _DuckDBAsWritten(DuckDB):
+    """DuckDB, reading a literal list subscript as written: sqlglot's DuckDB reader makes l[1]
+    0-based (l[0]) where the index is an integer it can type, and leaves l[i] alone, so the
+    rewrite of l[...] could not tell DuckDB's position."""
+    INDEX_OFFSET = 0
+
+
+def _parse_duckdb(sql: str) -> list[exp.Expression | None]:
+    """DuckDB statements whose subscripts keep DuckDB's 1-based positions (marked offset 1, so
+    that they generate back as written)."""
+    statements = sqlglot.parse(sql, read=_DuckDBAsWritten)
+    for statement in statements:
+        for bracket in statement.find_all(exp.Bracket) if statement else ():
+            bracket.set("offset", 1)
+    return statements
+
+
 # --- the catalogue ------------------------------------------------------------------------------
 
 def load_macros(sql_root: str | Path | None = None) -> dict[str, Macro]:
@@ -100,7 +122,7 @@ def _load_macros(files: tuple[tuple[Path, int], ...]) -> dict[str, Macro]:
             text = path.read_text()
             if "MACRO" not in text.upper():
                 continue
-            for statement in sqlglot.parse(text, read="duckdb"):
+            for statement in _parse_duckdb(text):
                 macro = _macro(statement)
                 if macro is not None:
                     macros[macro.name] = macro
@@ -117,7 +139,7 @@ def _macro(statement: exp.Expression | None) -> Macro | None:
     if isinstance(statement, exp.Command):
         match = _MACRO_HEAD.match(statement.sql("duckdb"))
         if match:
-            body = sqlglot.parse_one(statement.sql("duckdb")[match.end():], read="duckdb")
+            body = _parse_duckdb(statement.sql("duckdb")[match.end():])[0]
             params = tuple(p.strip().lower() for p in match[2].split(",") if p.strip())
             return Macro(match[1].lower(), params, body, bool(match[3]))
     return None
@@ -228,7 +250,7 @@ def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict
     if dialect not in DIALECTS + ("duckdb",):  # duckdb: the rewritten query, for tests
         raise TranspileError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
     macros = load_macros()
-    tree = sqlglot.parse_one(sql, read="duckdb")
+    tree = _parse_duckdb(sql)[0]
     _bind_variables(tree, values, types)
     tree = _fold_constant_calls(tree, catalog.con, macros, label)
     _inline_missing_views(tree, catalog, label)
@@ -249,7 +271,8 @@ def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict
     _align_union_by_name(tree)
     _order_empty_windows(tree, itertools.count(1), label)
     _rewrite_asof_joins(tree, itertools.count(1))
-    _portable_expressions(tree, dialect)
+    lengths = _list_lengths(tree, schema) if dialect != "duckdb" else set()
+    _portable_expressions(tree, dialect, lengths)
     if dialect == "spark":
         _generators_to_lateral_views(tree, itertools.count(1))
     return tree
@@ -386,7 +409,53 @@ def _inline_scalar_macros(tree: exp.Expression, macros: dict[str, Macro]) -> exp
                 if not column.table and column.name.lower() in args:
                     column.replace(exp.paren(args[column.name.lower()].copy(), copy=False))
             call.replace(exp.paren(body, copy=False))
+        _extract_struct_fields(tree, macros)
     raise TranspileError("scalar macros call each other without end")
+
+
+def _extract_struct_fields(tree: exp.Expression, macros: dict[str, Macro]) -> None:
+    """`{'family': f, 'flops': ...}.family` is f, and a field of a CASE of structs is the CASE
+    of their fields: op_kernels asks perf_model(name, [], [], []) for its family alone, and
+    the rest of the model (100 KB of Spark SQL) never reaches the target."""
+    def bare(node):
+        while isinstance(node, exp.Paren):
+            node = node.this
+        return node
+
+    def pending(node):  # a scalar macro call not inlined yet: its struct comes next round
+        return isinstance(node, exp.Anonymous) and node.name.lower() in macros
+
+    def field_of(node, name):
+        node = bare(node)
+        if isinstance(node, exp.Null):
+            return exp.Null()
+        if isinstance(node, exp.Struct):
+            for item in node.expressions:
+                if isinstance(item, exp.PropertyEQ) and item.name.lower() == name:
+                    return exp.paren(item.expression.copy(), copy=False)
+            return None
+        if pending(node):
+            return exp.Dot(this=exp.paren(node.copy(), copy=False),
+                           expression=exp.to_identifier(name))
+        if isinstance(node, exp.Case):
+            branches = [field_of(i.args["true"], name) for i in node.args["ifs"]]
+            default = node.args.get("default")
+            other = field_of(default, name) if default is not None else exp.Null()
+            if other is None or any(b is None for b in branches):
+                return None
+            return exp.paren(exp.Case(
+                this=node.this.copy() if node.this else None,
+                ifs=[exp.If(this=i.this.copy(), true=b)
+                     for i, b in zip(node.args["ifs"], branches)],
+                default=None if default is None else other), copy=False)
+        return None
+
+    for dot in list(tree.find_all(exp.Dot)):
+        if not isinstance(dot.expression, exp.Identifier) or pending(bare(dot.this)):
+            continue
+        value = field_of(dot.this, dot.expression.name.lower())
+        if value is not None:
+            dot.replace(value)
 
 
 def _inline_missing_views(tree: exp.Expression, catalog: Catalog, label: str) -> None:
@@ -416,7 +485,7 @@ def _view_definition(path: Path, name: str) -> exp.Query | None:
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # the file's macros may fall back to a Command
     try:
-        statements = sqlglot.parse(path.read_text(), read="duckdb")
+        statements = _parse_duckdb(path.read_text())
     finally:
         quiet.setLevel(level)
     return next((statement.expression for statement in statements
@@ -718,8 +787,18 @@ def _new_ordinal(query: exp.Expression, tree: exp.Expression, counter) -> str | 
 
 # --- 5. expressions -----------------------------------------------------------------------------
 
-def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
-    for node in list(tree.walk()):
+def _list_lengths(tree: exp.Expression, schema: dict) -> set[int]:
+    """The ids of the len() calls that measure a list (DuckDB's len takes text or a list)."""
+    calls = list(tree.find_all(exp.Length))
+    if not calls:
+        return set()
+    annotate_types(tree, schema=schema, dialect="duckdb")
+    return {id(call) for call in calls if call.this.is_type(exp.DataType.Type.ARRAY)}
+
+
+def _portable_expressions(tree: exp.Expression, dialect: str, list_lengths: set[int]) -> None:
+    # children before their parents: a rewrite copies its arguments, rewritten already
+    for node in reversed(list(tree.walk())):
         if isinstance(node, exp.DataType) and node.this == exp.DataType.Type.INT128:
             node.replace(exp.DataType.build("DECIMAL(38, 0)"))  # HUGEINT
         elif (isinstance(node, exp.Window) and isinstance(node.this, exp.Count)
@@ -768,9 +847,16 @@ def _portable_expressions(tree: exp.Expression, dialect: str) -> None:
         elif isinstance(node, exp.Bracket) and len(node.expressions) == 1 \
                 and not (isinstance(node.expressions[0], exp.Literal)
                          and node.expressions[0].is_string):
-            # DuckDB lists are 1-based; element_at is 1-based in Spark and Trino
-            node.replace(exp.Anonymous(this="element_at",
-                                       expressions=[node.this.copy(), node.expressions[0].copy()]))
+            node.replace(_list_element(node.this, node.expressions[0], dialect))
+        elif isinstance(node, exp.Anonymous) and node.name.lower() == "error" \
+                and len(node.expressions) == 1:
+            # DuckDB's error(message): Spark's raise_error, Trino's fail
+            node.set("this", "raise_error" if dialect == "spark" else "fail")
+        elif _is_list_slice(node):
+            node.replace(_list_slice(*_slice_args(node)))
+        elif isinstance(node, exp.Length) and id(node) in list_lengths:
+            # DuckDB's len(list); Spark's and Trino's length() take text only
+            node.replace(exp.ArraySize(this=node.this.copy()))
         elif isinstance(node, exp.GenerateSeries) and node.args.get("is_end_exclusive"):
             # range(a, b): empty when b <= a (sequence(a, b - 1) would run backwards)
             start = node.args.get("start") or exp.Literal.number(0)
@@ -802,6 +888,58 @@ _LIST_PRODUCT = {  # a fold over the non-NULL elements, NULL when none, as DuckD
     "trino": "reduce(filter(__list, __v -> __v IS NOT NULL), CAST(NULL AS DOUBLE), "
              "(__acc, __v) -> coalesce(__acc, CAST(1 AS DOUBLE)) * __v, __acc -> __acc)",
 }
+
+
+def _list_element(values: exp.Expression, index: exp.Expression, dialect: str) -> exp.Expression:
+    """DuckDB's l[i]: 1-based, negative from the end, NULL when out of range or 0. Spark's
+    element_at raises there (ANSI) and its try_element_at still raises on 0; Trino's
+    element_at raises on 0."""
+    literal = index.this if isinstance(index, exp.Neg) else index
+    if isinstance(literal, exp.Literal) and literal.is_int and int(literal.name) == 0:
+        return exp.Null()
+    if not isinstance(literal, exp.Literal):
+        index = exp.Nullif(this=index.copy(), expression=exp.Literal.number(0))
+    return exp.Anonymous(this="try_element_at" if dialect == "spark" else "element_at",
+                         expressions=[values.copy(), index.copy()])
+
+
+def _is_list_slice(node: exp.Expression) -> bool:
+    return ((isinstance(node, exp.ArraySlice) and not node.args.get("is_length")
+             and node.args.get("end") is not None)
+            or (isinstance(node, exp.Anonymous) and len(node.expressions) == 3
+                and node.name.lower() in ("list_slice", "array_slice")))
+
+
+def _slice_args(node: exp.Expression) -> tuple[exp.Expression, exp.Expression, exp.Expression]:
+    if isinstance(node, exp.ArraySlice):
+        return node.this, node.args["start"], node.args["end"]
+    return tuple(node.expressions)
+
+
+def _list_slice(values: exp.Expression, begin: exp.Expression,
+                end: exp.Expression) -> exp.Expression:
+    """DuckDB's list_slice(l, b, e): 1-based and inclusive, a negative index counts from the
+    end (-1: the last), 0 and a begin before the start mean the start, an end past the end
+    means the end, NULL when any argument is NULL; b past e is empty. Spark's and Trino's
+    slice(l, start, length) raise on start 0 or a negative length, so both are computed here."""
+    size = exp.ArraySize(this=exp.paren(values.copy()))
+
+    def pick(condition, true, false):
+        return exp.paren(exp.Case(ifs=[exp.If(this=condition, true=true.copy())],
+                                  default=false.copy()))
+
+    def position(i):  # 1-based: -1 is the last
+        return pick(exp.LT(this=i.copy(), expression=exp.Literal.number(0)),
+                    exp.Add(this=exp.Add(this=size.copy(), expression=exp.paren(i.copy())),
+                            expression=exp.Literal.number(1)), i)
+    one = exp.Literal.number(1)
+    first, last = position(begin), position(end)
+    first = pick(exp.LT(this=first.copy(), expression=one.copy()), one, first)
+    last = pick(exp.GT(this=last.copy(), expression=size.copy()), size, last)
+    count = exp.Add(this=exp.Sub(this=last, expression=first.copy()), expression=one.copy())
+    length = pick(exp.LT(this=count.copy(), expression=exp.Literal.number(0)),
+                  exp.Literal.number(0), count)
+    return exp.Anonymous(this="slice", expressions=[values.copy(), first, length])
 
 
 def _list_product(values: exp.Expression, dialect: str) -> exp.Expression:
