@@ -141,14 +141,17 @@ LIST_EXPRESSIONS = [  # subscripts: 1-based, negative from the end, NULL out of 
     f"list_slice({LIST}, {INT_NULL}, 2)", f"list_slice({LIST}, 2, {INT_NULL})",
     "list_slice(CAST(NULL AS INTEGER[]), 1, 2)", "list_slice(CAST([] AS INTEGER[]), 1, 0)",
     "list_slice(CAST([] AS INTEGER[]), -1, 3)", "list_slice([[1, 2], [3], [4]], 2, 3)[1]",
+    # a list written as text (Kineto's Process Group Ranks): NULL when it is not one
+    *(f"TRY_CAST({text} AS INTEGER[])" for text in (
+        "'[0, 1, 2, 3]'", "'[7]'", "'[]'", "'0, 1'", "'ranks'", "CAST(NULL AS VARCHAR)")),
 ]
 
 
 @pytest.mark.parametrize("expression", LIST_EXPRESSIONS)
 def test_list_functions_on_spark_give_duckdbs_values(bare_spark, expression):
-    """DuckDB's subscripts, len() and list_slice, as the transpiler writes them for Spark
-    (try_element_at, size, slice with the bounds computed), give DuckDB's value, edge cases
-    included: 0, out of range, negative, NULL, empty."""
+    """DuckDB's subscripts, len(), list_slice and TRY_CAST of text to a list, as the transpiler
+    writes them for Spark (try_element_at, size, slice with the bounds computed, from_json),
+    give DuckDB's value, edge cases included: 0, out of range, negative, NULL, empty."""
     import duckdb
 
     from tracewh.transpile import default_catalog, to_target_ast

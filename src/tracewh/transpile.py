@@ -854,6 +854,10 @@ def _portable_expressions(tree: exp.Expression, dialect: str, list_lengths: set[
             node.set("this", "raise_error" if dialect == "spark" else "fail")
         elif _is_list_slice(node):
             node.replace(_list_slice(*_slice_args(node)))
+        elif (isinstance(node, exp.TryCast) and node.to.is_type(exp.DataType.Type.ARRAY)
+                and not isinstance(node.this, exp.Array)):
+            # DuckDB reads list text ('[0, 1]'); Spark and Trino cast no text to a list
+            node.replace(_list_from_text(node.this, node.to, dialect))
         elif isinstance(node, exp.Length) and id(node) in list_lengths:
             # DuckDB's len(list); Spark's and Trino's length() take text only
             node.replace(exp.ArraySize(this=node.this.copy()))
@@ -901,6 +905,16 @@ def _list_element(values: exp.Expression, index: exp.Expression, dialect: str) -
         index = exp.Nullif(this=index.copy(), expression=exp.Literal.number(0))
     return exp.Anonymous(this="try_element_at" if dialect == "spark" else "element_at",
                          expressions=[values.copy(), index.copy()])
+
+
+def _list_from_text(text: exp.Expression, to: exp.DataType, dialect: str) -> exp.Expression:
+    """DuckDB's TRY_CAST(text AS T[]): the list written as JSON, NULL when it is not one."""
+    if dialect == "spark":
+        return exp.Anonymous(this="from_json", expressions=[
+            text.copy(), exp.Literal.string(to.sql(dialect="spark").lower())])
+    parsed = exp.Anonymous(this="try", expressions=[
+        exp.Anonymous(this="json_parse", expressions=[text.copy()])])
+    return exp.TryCast(this=parsed, to=to.copy())
 
 
 def _is_list_slice(node: exp.Expression) -> bool:
