@@ -144,14 +144,21 @@ LIST_EXPRESSIONS = [  # subscripts: 1-based, negative from the end, NULL out of 
     # a list written as text (Kineto's Process Group Ranks): NULL when it is not one
     *(f"TRY_CAST({text} AS INTEGER[])" for text in (
         "'[0, 1, 2, 3]'", "'[7]'", "'[]'", "'0, 1'", "'ranks'", "CAST(NULL AS VARCHAR)")),
+    # JSON read from text (a workload card's interconnect): its type, a field, the string
+    *(f"json_type(CAST('{text}' AS JSON))" for text in (
+        '"NVLink"', '{"intra_node": "NVLink"}', "[1]", "3", "-3", "2.5", "true", "null")),
+    "json_type(CAST(CAST(NULL AS VARCHAR) AS JSON))",
+    """CAST('"NVLink"' AS JSON)->>'$'""",
+    """CAST('{"intra_node": "NVLink"}' AS JSON)->>'$.intra_node'""",
 ]
 
 
 @pytest.mark.parametrize("expression", LIST_EXPRESSIONS)
 def test_list_functions_on_spark_give_duckdbs_values(bare_spark, expression):
-    """DuckDB's subscripts, len(), list_slice and TRY_CAST of text to a list, as the transpiler
-    writes them for Spark (try_element_at, size, slice with the bounds computed, from_json),
-    give DuckDB's value, edge cases included: 0, out of range, negative, NULL, empty."""
+    """DuckDB's subscripts, len(), list_slice, TRY_CAST of text to a list and JSON read from
+    text, as the transpiler writes them for Spark (try_element_at, size, slice with the bounds
+    computed, from_json, JSON kept as text), give DuckDB's value, edge cases included: 0, out
+    of range, negative, NULL, empty."""
     import duckdb
 
     from tracewh.transpile import default_catalog, to_target_ast

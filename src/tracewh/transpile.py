@@ -854,6 +854,13 @@ def _portable_expressions(tree: exp.Expression, dialect: str, list_lengths: set[
             node.set("this", "raise_error" if dialect == "spark" else "fail")
         elif _is_list_slice(node):
             node.replace(_list_slice(*_slice_args(node)))
+        elif dialect == "spark" and isinstance(node, exp.JSONType):
+            node.replace(_json_type(node.this))
+        elif isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.JSON):
+            # DuckDB's CAST(text AS JSON) reads the text as JSON: Spark keeps JSON as text (its
+            # to_json takes no text), Trino parses it (its CAST makes a JSON string of it)
+            node.replace(node.this.copy() if dialect == "spark" else exp.Anonymous(
+                this="json_parse", expressions=[node.this.copy()]))
         elif (isinstance(node, exp.TryCast) and node.to.is_type(exp.DataType.Type.ARRAY)
                 and not isinstance(node.this, exp.Array)):
             # DuckDB reads list text ('[0, 1]'); Spark and Trino cast no text to a list
@@ -905,6 +912,18 @@ def _list_element(values: exp.Expression, index: exp.Expression, dialect: str) -
         index = exp.Nullif(this=index.copy(), expression=exp.Literal.number(0))
     return exp.Anonymous(this="try_element_at" if dialect == "spark" else "element_at",
                          expressions=[values.copy(), index.copy()])
+
+
+def _json_type(text: exp.Expression) -> exp.Expression:
+    """DuckDB's json_type(json) for Spark, where JSON is text: told by the text's first
+    character (a JSON string is 'VARCHAR' to DuckDB)."""
+    return sqlglot.parse_one(
+        "CASE WHEN x IS NULL THEN NULL WHEN ltrim(x) LIKE '\"%' THEN 'VARCHAR' "
+        "WHEN ltrim(x) LIKE '{%' THEN 'OBJECT' WHEN ltrim(x) LIKE '[%' THEN 'ARRAY' "
+        "WHEN trim(x) IN ('true', 'false') THEN 'BOOLEAN' WHEN trim(x) = 'null' THEN 'NULL' "
+        "WHEN trim(x) RLIKE '^[0-9]+$' THEN 'UBIGINT' WHEN trim(x) RLIKE '^-[0-9]+$' "
+        "THEN 'BIGINT' ELSE 'DOUBLE' END", read="spark",
+    ).transform(lambda n: text.copy() if isinstance(n, exp.Column) and n.name == "x" else n)
 
 
 def _list_from_text(text: exp.Expression, to: exp.DataType, dialect: str) -> exp.Expression:
