@@ -170,6 +170,26 @@ def test_list_functions_on_spark_give_duckdbs_values(bare_spark, expression):
     assert got == want, spark_sql
 
 
+def test_a_lateral_values_join_gives_duckdbs_rows_on_spark(bare_spark):
+    """CROSS JOIN LATERAL (VALUES ...) whose rows read the row beside them (link_peaks'
+    names, what_if's scenarios) becomes a LATERAL VIEW INLINE on Spark, with DuckDB's rows:
+    NULLs, a computed value and the rows the WHERE keeps."""
+    import duckdb
+
+    from tracewh.transpile import default_catalog, to_target_ast
+
+    sql = ("SELECT x.k, s.scope, s.given, s.preference FROM (SELECT * FROM (VALUES "
+           "(1, 'NVLink', NULL), (2, NULL, 'IB')) t(k, intra, inter)) x "
+           "CROSS JOIN LATERAL (VALUES ('intra-node', x.intra, 1), ('inter-node', x.inter, 2), "
+           "(NULL, upper(coalesce(x.intra, x.inter)), x.k + 2)) s(scope, given, preference) "
+           "WHERE s.given IS NOT NULL ORDER BY x.k, s.preference")
+    want = duckdb.sql(sql).fetchall()
+    spark_sql = to_target_ast(sql, "spark", {}, {}, default_catalog()).sql("spark")
+    got = [tuple(row) for row in bare_spark.sql(spark_sql).collect()]
+    assert got == want == [(1, "intra-node", "NVLink", 1), (1, None, "NVLINK", 3),
+                           (2, "inter-node", "IB", 2), (2, None, "IB", 4)], spark_sql
+
+
 def test_duckdbs_error_raises_its_message_on_spark(bare_spark):
     """error(message) (op_efficiency's check of `peaks`) is Spark's raise_error: the same
     message when reached, nothing when not."""

@@ -274,6 +274,7 @@ def to_target_ast(sql: str, dialect: str, values: dict[str, object], types: dict
     lengths = _list_lengths(tree, schema) if dialect != "duckdb" else set()
     _portable_expressions(tree, dialect, lengths)
     if dialect == "spark":
+        _lateral_values_to_inline(tree)
         _generators_to_lateral_views(tree, itertools.count(1))
     return tree
 
@@ -1028,6 +1029,31 @@ def _generators_to_lateral_views(tree: exp.Expression, counter) -> None:
                                                            columns=[exp.to_identifier(column)]))
                 select.append("laterals", lateral)
                 generator.replace(exp.column(column, table=f"__lv_{number}"))
+
+
+def _lateral_values_to_inline(tree: exp.Expression) -> None:
+    """Spark evaluates no column of the row in an inline table (`CROSS JOIN LATERAL (VALUES
+    (c.x, 1), ...) s(a, b)`): the rows become a LATERAL VIEW INLINE of an array of structs.
+    Only the last join moves, so the order the joins read each other in stays."""
+    for select in list(tree.find_all(exp.Select)):
+        joins = select.args.get("joins") or []
+        last = joins[-1] if joins else None
+        lateral = last.this if last is not None else None
+        if (last is None or last.args.get("kind") != "CROSS"
+                or not isinstance(lateral, exp.Lateral)
+                or not isinstance(lateral.this, exp.Subquery)
+                or not isinstance(lateral.this.this, exp.Values)):
+            continue
+        names = [column.copy() for column in lateral.args["alias"].columns]
+        rows = [exp.Anonymous(this="struct", expressions=[
+                    exp.alias_(value.copy(), name.copy())
+                    for value, name in zip(row.expressions, names)])
+                for row in lateral.this.this.expressions]
+        last.pop()
+        select.append("laterals", exp.Lateral(
+            this=exp.Anonymous(this="inline", expressions=[
+                exp.Anonymous(this="array", expressions=rows)]),
+            view=True, alias=exp.TableAlias(this=lateral.args["alias"].this.copy(), columns=names)))
 
 
 def _add_leading_columns(tree: exp.Expression, metric: Metric) -> None:
