@@ -5,7 +5,7 @@
 -- grain: run_id, rank, domain, name
 -- columns: run_id VARCHAR, rank INTEGER, domain VARCHAR, name VARCHAR, ranges BIGINT, gpu_ops BIGINT, proj_total_ns BIGINT, proj_avg_ns DOUBLE, proj_med_ns DOUBLE, proj_min_ns BIGINT, proj_max_ns BIGINT, gpu_busy_ns BIGINT, range_total_ns BIGINT
 -- params: run (text, optional), rank (int, optional), iteration_from (int, optional), iteration_to (int, optional)
--- uses: gpu_op_calls, intervals, nvtx_ranges, scope
+-- uses: gpu_op_calls, intervals, nvtx_names, nvtx_ranges, scope
 -- see: nsys recipe nvtx_gpu_proj_sum, nsys stats -r nvtx_gpu_proj_trace
 -- show: name, proj_total_ns, ranges, gpu_ops, rank, run_id
 --
@@ -115,28 +115,46 @@ WITH calls AS (
            sum(end_ns - start_ns) AS busy_ns
     FROM intervals_union(crowded) GROUP BY grp
 ), projected AS (
-    SELECT n.run_id, n.rank, n.domain, n.name,
+    SELECT n.run_id, n.rank, n.domain, n.name_id,
            coalesce(n.end_ns, f.last_ns) - n.start_ns AS range_ns, p.gpu_ops, p.proj_ns,
            p.alone_ns + coalesce(b.busy_ns, 0) AS busy_ns
     FROM per_range p
     JOIN nvtx_ranges n USING (file_id, range_id)
     JOIN file_last f USING (file_id)
     LEFT JOIN busy b USING (file_id, range_id)
+), per_name AS (
+    -- grouped by the name's integer; its text is read once per name, below
+    SELECT
+        run_id,
+        rank,
+        domain,
+        name_id,
+        count(*) AS ranges,
+        CAST(sum(gpu_ops) AS BIGINT) AS gpu_ops,
+        CAST(sum(proj_ns) AS BIGINT) AS proj_total_ns,
+        avg(proj_ns) AS proj_avg_ns,
+        median(proj_ns) AS proj_med_ns,
+        min(proj_ns) AS proj_min_ns,
+        max(proj_ns) AS proj_max_ns,
+        CAST(sum(busy_ns) AS BIGINT) AS gpu_busy_ns,
+        CAST(sum(range_ns) AS BIGINT) AS range_total_ns
+    FROM projected
+    GROUP BY run_id, rank, domain, name_id
 )
 SELECT
     run_id,
     rank,
     domain,                        -- NULL = default domain (Kineto annotations: 'torch')
-    name,
-    count(*) AS ranges,
-    CAST(sum(gpu_ops) AS BIGINT) AS gpu_ops,
-    CAST(sum(proj_ns) AS BIGINT) AS proj_total_ns,      -- ns
-    avg(proj_ns) AS proj_avg_ns,                        -- ns
-    median(proj_ns) AS proj_med_ns,                     -- ns
-    min(proj_ns) AS proj_min_ns,                        -- ns
-    max(proj_ns) AS proj_max_ns,                        -- ns
-    CAST(sum(busy_ns) AS BIGINT) AS gpu_busy_ns,        -- ns
-    CAST(sum(range_ns) AS BIGINT) AS range_total_ns     -- ns
-FROM projected
-GROUP BY run_id, rank, domain, name
-ORDER BY run_id, rank, proj_total_ns DESC, name;
+    n.name,
+    ranges,
+    gpu_ops,
+    proj_total_ns,                 -- ns
+    proj_avg_ns,                   -- ns
+    proj_med_ns,                   -- ns
+    proj_min_ns,                   -- ns
+    proj_max_ns,                   -- ns
+    gpu_busy_ns,                   -- ns
+    range_total_ns                 -- ns
+FROM per_name p
+LEFT JOIN nvtx_names n USING (name_id)
+ORDER BY run_id, rank, proj_total_ns DESC, n.name;

@@ -6,9 +6,9 @@
 -- columns: run_id VARCHAR, rank INTEGER, time_pct DOUBLE, total_ns BIGINT, instances BIGINT, avg_ns DOUBLE, med_ns DOUBLE, min_ns BIGINT, max_ns BIGINT, stddev_ns DOUBLE, style VARCHAR, range VARCHAR, domain VARCHAR, name VARCHAR
 -- params: run (text, optional), rank (int, optional), nvtx (text, optional), window (text, optional), start_ns (int, optional), end_ns (int, optional), top (int, default 0)
 -- see: nsys stats -r nvtx_sum (nvtx_pushpop_sum, nvtx_startend_sum)
--- uses: nvtx_ranges, summary_stats
--- complexity: O(R): one hash aggregate over the ranges; no join of ranges to anything (the
---   sources join is one row per file)
+-- uses: nvtx_names, nvtx_ranges, summary_stats
+-- complexity: O(R): one hash aggregate over the ranges, keyed by the name's integer (name_id);
+--   no join of ranges to anything (the sources join is one row per file; names join per name)
 -- show: range, time_pct, total_ns, instances, avg_ns, rank, run_id
 --
 -- One row per (range, style) on each rank, where range is nsys' `domain:name` (default domain:
@@ -26,26 +26,27 @@
 -- window (`4s420ms/35s390ms`, relative to each source's start) and start_ns / end_ns (UTC) keep
 -- ranges that overlap the window, bounds included. top > 0 keeps the N ranges with the most time.
 WITH picked AS (
-    SELECT r.run_id, r.rank, r.domain, r.name, r.kind, r.dur_ns,
+    SELECT r.run_id, r.rank, r.domain, r.name_id, r.kind, r.dur_ns,
            -- nsys names a domain only from its create event: a guessed one prints as none
            CASE WHEN r.domain_guessed THEN '' ELSE coalesce(r.domain, '') END AS shown_domain
     FROM summary_rows(nvtx_ranges, getvariable('run'), getvariable('rank'), getvariable('window'),
                       getvariable('start_ns'), getvariable('end_ns')) r
     WHERE r.kind IN ('push_pop', 'start_end', 'annotation') AND r.end_ns IS NOT NULL
       AND (getvariable('nvtx') IS NULL
-           OR regexp_matches(coalesce(r.name, ''), CAST(getvariable('nvtx') AS VARCHAR)))
+           OR r.name_id IN (SELECT name_id FROM nvtx_names
+                            WHERE regexp_matches(name, CAST(getvariable('nvtx') AS VARCHAR)))
+           OR (r.name_id IS NULL AND regexp_matches('', CAST(getvariable('nvtx') AS VARCHAR))))
 ),
-per_range AS (
-    -- grouped by the parts of `domain:name` and by kind, not by the text and style built for
-    -- each of the millions of ranges (a third of the time)
+per_name AS (
+    -- grouped by the name's integer and the kind, not by the text and style built for each of
+    -- the millions of ranges (the text is read once per name, below)
     SELECT
         run_id,
         rank,
-        shown_domain || ':' || coalesce(name, '') AS range,
-        CASE kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
-             ELSE 'Annotation' END AS style,
+        shown_domain,
+        name_id,
+        kind,
         min(domain) AS domain,
-        name,
         CAST(sum(dur_ns) AS BIGINT) AS total_ns,
         count(*) AS instances,
         avg(dur_ns) AS avg_ns,
@@ -54,7 +55,14 @@ per_range AS (
         max(dur_ns) AS max_ns,
         stddev_exact(dur_ns) AS stddev_ns
     FROM picked
-    GROUP BY run_id, rank, shown_domain, name, kind
+    GROUP BY run_id, rank, shown_domain, name_id, kind
+),
+per_range AS (
+    SELECT p.* EXCLUDE (shown_domain, name_id, kind), n.name,
+           p.shown_domain || ':' || coalesce(n.name, '') AS range,
+           CASE p.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
+                ELSE 'Annotation' END AS style
+    FROM per_name p LEFT JOIN nvtx_names n USING (name_id)
 )
 SELECT
     run_id,

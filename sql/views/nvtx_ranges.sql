@@ -14,6 +14,7 @@ SELECT
     domain,            -- NULL = default domain
     coalesce(domain_guessed, false) AS domain_guessed, -- domain inferred from the names (nsys: its create event is not in the export)
     name,
+    name_id,           -- the name as an integer (the nvtx_names view): group millions of ranges by it
     kind,              -- push_pop | start_end | mark | annotation | gpu_annotation
     depth,             -- 0 = outermost on its thread
     parent_id,         -- range_id of the tightest enclosing range on the same thread

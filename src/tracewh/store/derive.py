@@ -62,6 +62,9 @@ REGISTRY = (
     Derived("nvtx_range_facts", ("nvtx_range_facts.sql",), per_source=True,
             fills=tuple(f"nvtx_ranges.{c}" for c in ("iteration", "phase", "data_loading",
                                                       "launch_phase"))),
+    # each NVTX range's name as an integer of a warehouse-wide numbering (grouping by name)
+    Derived("nvtx_names", ("nvtx_name_ids.sql",), per_source=True,
+            fills=("nvtx_names", "nvtx_ranges.name_id")),
     # which CUDA API calls wait for the GPU, and which are a runtime call's driver call
     Derived("cuda_api_roles", ("cuda_api_roles.sql",), per_source=True,
             fills=("cuda_api.in_runtime_call", "cuda_api.blocking_rule")),
