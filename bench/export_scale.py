@@ -27,8 +27,17 @@ before gpu_op_launches_of, 3.0x before the single pass). Real DLRM x 10: whole 1
 (90.1 s wall); dlrm00 from it 7.8 CPU s, alone 7.8: 0.99x. One run of 1,024 ranks (99,328 rows):
 26.7 CPU s (153.1 s wall, 316 MB; main 24.6, one run each: a row group per rank and view, 13,323
 pyarrow write_table calls, are half of it). Real DLRM tiled to 64 ranks (158,760 rows): 8.1 CPU s
-(42.6 s wall). A one-run export's fixed cost is mostly planning: the
-perf_iteration_flops query takes ~3 CPU s to plan (EXPLAIN alone) whatever the warehouse holds.
+(42.6 s wall).
+
+After the <view>_of(runs) forms of perf_iteration_flops, parallel_groups, run_config and runs
+(op_kernels planning the models once), from the warehouses of that session, interleaved by
+pairs: run g00 from 40 runs vs alone 6.4 vs 5.9 CPU s, 1.07x (main 11.7 vs 8.9, 1.21x), peak
+288 vs 228 MB (main 437 vs 263); a second try at load 15-20, 1.19x (0.97-1.24). DLRM x 10:
+6.5 vs 6.3 CPU s, 1.05x (main 9.9 vs 9.7). Whole 40 x 8 export 23.2 CPU s (main 29.2; wall
+226 s at load 20); one run of 1,024 ranks 29.1 CPU s (main 31.1; wall 76 s at load 12). The
+lakes (whole and --run g00) hold what main's do, file for file. What still grows with the warehouse: series compares every run's
+configuration, and the launch link's calls (launch_cpu_ops_of) are joined before their file
+range cuts them.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import tracewh
 from tracewh.cli import app
-from tracewh.export import export_lake, lake_views
+from tracewh.export import _run_forms, export_lake, lake_views
 from tracewh.resources import sql_dir
 
 runner = CliRunner()
@@ -191,19 +191,29 @@ def test_a_lake_of_the_older_layout_is_written_again_whole(tmp_path):
 
 
 def test_one_run_exported_through_a_run_form_holds_the_views_rows(warehouse, tmp_path):
-    """gpu_op_launches has a form taking the runs (its run filter does not reach its sweeps):
-    a run's export through it holds what the whole view holds for that run, row for row."""
+    """gpu_op_launches, perf_iteration_flops, parallel_groups, run_config and runs have a form
+    taking the runs (their run filter does not reach their sweeps and groups): a run's export
+    through it holds what the whole view holds for that run, row for row."""
     rows = "SELECT count(*), sum(hash(CAST(t AS VARCHAR))) FROM (SELECT * EXCLUDE (run_id) FROM {})"
     con = tracewh.connect(warehouse, read_only=True)
+    forms = _run_forms(con, lake_views(con))
+    assert {"gpu_op_launches", "perf_iteration_flops", "parallel_groups", "run_config",
+            "runs"} <= forms
+    seen = dict.fromkeys(forms | {"gpu_ops"}, 0)
     for run in ["ddp_4ranks", "fsdp_4ranks_kineto"]:
         export_lake(con, tmp_path / run, runs=[run])
-        for view in ["gpu_op_launches", "gpu_ops", "runs"]:
+        for view in seen:
             want = con.execute(rows.format(f"{view} WHERE run_id = ?") + " t", [run]).fetchall()
             got = duckdb.sql(rows.format(f"read_parquet('{tmp_path / run}/{view}/**/*.parquet')")
                              + " t").fetchall()
-            assert want[0][0] > 0 and got == want, (run, view)
+            assert got == want, (run, view)
+            if view in forms:  # the form alone: that run's rows, no other run's
+                assert con.execute(rows.format(f"{view}_of(?)") + " t", [[run]]).fetchall() \
+                    == want, (run, view)
+            seen[view] += want[0][0]
         links = "SELECT count(cpu_op_id) + count(range_id) FROM "
         linked = con.execute(links + "gpu_op_launches_of(?)", [[run]]).fetchall()
         assert linked[0][0] > 0
         assert linked == con.execute(links + "gpu_op_launches WHERE run_id = ?", [run]).fetchall()
     con.close()
+    assert all(seen.values()), seen  # each compared on rows, not on two empty sets

@@ -1,4 +1,4 @@
--- uses: gpu_ops, launch_cpu_ops, range_nesting
+-- uses: gpu_op_calls, gpu_ops, launch_cpu_ops, range_nesting
 -- The link from each GPU op (kernel, memcpy, memset) to the host work that caused it: the API
 -- call that launched it, the innermost CPU op around that call and the innermost NVTX range /
 -- user annotation around it. One row per gpu_ops row; the launch columns are NULL when the
@@ -21,8 +21,13 @@ CREATE OR REPLACE MACRO gpu_op_launches_of(want_runs) AS TABLE
 WITH files AS MATERIALIZED (
     SELECT file_id FROM store.sources
     WHERE want_runs IS NULL OR list_contains(CAST(want_runs AS VARCHAR[]), run_id)
-), calls AS (
-    SELECT * FROM _launch_calls WHERE file_id IN (SELECT file_id FROM files)
+), calls AS (  -- the launching calls, one row each (a graph launch runs several ops), of
+              -- those sources: filtered before the DISTINCT, which a filter does not pass
+    SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid,
+           launch_ns AS start_ns, launch_end_ns AS end_ns, api_name AS name
+    FROM gpu_op_calls
+    WHERE file_id IN (SELECT file_id FROM files)
+      AND (want_runs IS NULL OR list_contains(CAST(want_runs AS VARCHAR[]), run_id))  -- at the scan
 ), in_ranges AS (  -- launch calls as points among the NVTX ranges and annotations:
                    -- range_nesting gives each point the innermost range open at it as parent
     SELECT rowid AS range_id, file_id * 4294967296 + coalesce(pid, 0) AS pid, tid, start_ns,

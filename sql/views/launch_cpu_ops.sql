@@ -7,18 +7,13 @@
 -- 0) among the CPU ops of their threads, and range_nesting gives each its innermost op as
 -- parent; only those threads are swept. Calls with no op around them have no row.
 
--- The launching calls (gpu_op_calls), one row each (a graph launch runs several ops).
-CREATE OR REPLACE VIEW _launch_calls AS
-SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid, launch_ns AS start_ns,
-       launch_end_ns AS end_ns, api_name AS name, api_external_id AS external_id
-FROM gpu_op_calls;
-
 -- launch_cpu_ops_of: the link for the sources first_file_id to last_file_id (NULL: open), as
 -- ingest makes store.shaped_ops one source at a time (sql/op_shapes_add.sql); shaped_only: only
 -- for the sources whose trace recorded shapes (op_shapes_recorded; op_kernels), so that
 -- a warehouse without shapes pays nothing for it.
 CREATE OR REPLACE MACRO launch_cpu_ops_of(first_file_id, last_file_id, shaped_only) AS TABLE
-WITH calls AS (  -- _launch_calls' rows of those sources (filtered before its DISTINCT)
+WITH calls AS (  -- the launching calls of those sources, one row each (a graph launch runs
+                 -- several ops)
     SELECT DISTINCT api_id, file_id, pid, correlation_id, launch_tid AS tid, launch_ns AS start_ns,
            launch_end_ns AS end_ns, api_name AS name, api_external_id AS external_id
     FROM gpu_op_calls

@@ -18,16 +18,24 @@
 --   DDP / ZeRO-1       AllReduce in backward or the optimizer, none in forward (and the
 --                      Broadcast of buffers in a group that reduces gradients so)
 --   unclassified       anything else
-CREATE OR REPLACE VIEW parallel_groups AS
+--
+-- parallel_groups_of: the rows of the runs want_runs (a VARCHAR list; NULL: every run), each
+-- part computed for those runs only: a filter on the view's run_id stops at the launches' phases
+-- (a run from a 40-run warehouse took 4x its time alone). run_config_of and tracewh export read
+-- it.
+CREATE OR REPLACE MACRO parallel_groups_of(want_runs) AS TABLE
 WITH launched AS (
     SELECT n.run_id, n.rank, n.file_id, n.collective, n.full_bytes, n.group_size, n.pg_name,
-           n.pg_desc, n.pg_ranks, n.peer, n.iteration, a.tid, a.start_ns AS launch_ns,
-           row_number() OVER () AS launch_row
+           n.pg_desc, n.pg_ranks, n.peer, n.iteration, a.tid, a.start_ns AS launch_ns
     FROM nccl_ops n
     LEFT JOIN cuda_api a
         ON a.file_id = n.file_id AND a.pid = n.pid AND a.correlation_id = n.correlation_id
+    WHERE want_runs IS NULL OR list_contains(CAST(want_runs AS VARCHAR[]), n.run_id)
 ),
-marks AS (
+launches AS (  -- a launch's phase depends on its rank, thread and time alone
+    SELECT DISTINCT file_id, tid, launch_ns FROM launched WHERE launch_ns IS NOT NULL
+),
+marks AS (  -- of the ranks with launches (those asked for)
     -- any_thread: an NVTX mark covers every thread of its rank, an autograd op its own (every
     -- thread when it has none). A range's phase by its name is stored (launch_phase,
     -- sql/nvtx_range_facts.sql: optimizer, else backward, else forward; not zero_grad).
@@ -35,10 +43,12 @@ marks AS (
            CAST(launch_phase AS INTEGER) AS phase_order
     FROM store.nvtx_ranges
     WHERE launch_phase IS NOT NULL AND end_ns IS NOT NULL
+      AND file_id IN (SELECT file_id FROM launches)
     UNION ALL
     SELECT file_id, tid IS NULL, coalesce(tid, 0), start_ns, end_ns, 2
     FROM store.cpu_ops  -- not the cpu_ops view, whose tree (depth, parent) would be computed
     WHERE name LIKE 'autograd::engine::evaluate_function:%'
+      AND file_id IN (SELECT file_id FROM launches)
 ),
 mark_groups AS (
     SELECT *, dense_rank() OVER (ORDER BY file_id, any_thread, tid, phase_order) AS grp
@@ -49,28 +59,30 @@ covered AS (  -- per rank, thread (or any) and phase: the disjoint stretches its
     FROM intervals_union(mark_groups)
 ),
 probes AS (  -- each launch asks each phase, on any thread and on its own
-    SELECT l.launch_row, l.file_id, l.launch_ns, p.phase_order, t.any_thread,
+    SELECT l.file_id, l.tid AS launch_tid, l.launch_ns, p.phase_order, t.any_thread,
            CASE WHEN t.any_thread THEN 0 ELSE l.tid END AS tid
-    FROM launched l
+    FROM launches l
     CROSS JOIN (VALUES (1), (2), (3)) p(phase_order)
     CROSS JOIN (VALUES (true), (false)) t(any_thread)
-    WHERE l.launch_ns IS NOT NULL AND (t.any_thread OR l.tid IS NOT NULL)
+    WHERE t.any_thread OR l.tid IS NOT NULL
 ),
 inside AS (  -- the stretch starting last at or before the launch (ASOF) holds it, or none does
-    SELECT p.launch_row, min(p.phase_order) AS phase_order
+    SELECT p.file_id, p.launch_tid, p.launch_ns, min(p.phase_order) AS phase_order
     FROM probes p
     ASOF JOIN covered c
         ON c.file_id = p.file_id AND c.any_thread = p.any_thread AND c.tid = p.tid
        AND c.phase_order = p.phase_order AND p.launch_ns >= c.start_ns
     WHERE p.launch_ns < c.end_ns
-    GROUP BY p.launch_row
+    GROUP BY p.file_id, p.launch_tid, p.launch_ns
 ),
 phased AS (  -- DISTINCT: launches alike in every column count once, as they always have
-    SELECT DISTINCT l.* EXCLUDE (launch_row),
+    SELECT DISTINCT l.*,
            CASE i.phase_order WHEN 1 THEN 'optimizer' WHEN 2 THEN 'backward'
                               WHEN 3 THEN 'forward' ELSE 'other' END AS phase
     FROM launched l
-    LEFT JOIN inside i USING (launch_row)
+    LEFT JOIN inside i
+           ON i.file_id = l.file_id AND i.launch_tid IS NOT DISTINCT FROM l.tid
+          AND i.launch_ns = l.launch_ns
 ),
 per_group AS (
     SELECT run_id,
@@ -161,3 +173,6 @@ SELECT
                                          || ' not pipeline stages)' ELSE '' END
         AS evidence
 FROM judged;
+
+CREATE OR REPLACE VIEW parallel_groups AS
+SELECT * FROM parallel_groups_of(NULL);

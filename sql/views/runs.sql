@@ -3,7 +3,10 @@
 -- each key) as typed columns, the other keys in `params`, and where each value came from: the
 -- run_cards view with the parallel layout (tp, dp, pp, cp, ep, zero_stage), which, when no
 -- source gives it, is inferred from the trace's collectives (parallel_groups scans them).
-CREATE OR REPLACE VIEW runs AS
+--
+-- runs_of: the rows of the runs want_runs (a VARCHAR list; NULL: every run), configured from
+-- those runs' rows only (run_config_of). tracewh export reads a run's row through it.
+CREATE OR REPLACE MACRO runs_of(want_runs) AS TABLE
 WITH config AS (
     SELECT run_id,
            TRY_CAST(struct_pack(tp := v['tp'], dp := v['dp'], pp := v['pp'], cp := v['cp'],
@@ -13,7 +16,7 @@ WITH config AS (
            config_sources
     FROM (SELECT run_id, map_from_entries(list((key, value))) AS v,
                  map_from_entries(list((key, source) ORDER BY key)) AS config_sources
-          FROM run_config
+          FROM run_config_of(want_runs)
           GROUP BY run_id)
 )
 SELECT
@@ -42,4 +45,8 @@ SELECT
     r.metadata,                                 -- JSON: workload card, distributed info
     r.created_at
 FROM run_cards r
-LEFT JOIN config c USING (run_id);
+LEFT JOIN config c USING (run_id)
+WHERE want_runs IS NULL OR list_contains(CAST(want_runs AS VARCHAR[]), r.run_id);
+
+CREATE OR REPLACE VIEW runs AS
+SELECT * FROM runs_of(NULL);

@@ -10,6 +10,8 @@ from .errors import TracewhError
 from .resources import sql_dir
 
 _VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+(\w+)", re.I)
+# where a view's select list is: its own, or its `<view>_of(runs)` macro's when it has one
+_SELECT = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW\s+\w+|MACRO\s+\w+_of\b)", re.I)
 
 
 def view_files() -> dict[str, Path]:
@@ -34,7 +36,7 @@ def view_summary(path: Path) -> str:
 def column_docs(path: Path, columns: list[str]) -> dict[str, str]:
     """column -> the comment on the line that names it in the view's select list."""
     text = path.read_text()
-    found = _VIEW.search(text)
+    found = _SELECT.search(text)
     body = text[found.end():] if found else text
     docs = {}
     for column in columns:
