@@ -17,14 +17,10 @@ from tracewh.resources import sql_dir
 from tracewh.sqlscript import set_variables
 from tracewh.store.catalog import run_catalog_script
 
-from test_ingest_rules import table_checksums
+from test_ingest_rules import ingest, table_checksums
 
 runner = CliRunner()
 DLRM = "kineto/param/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json"
-
-
-def ingest(db: Path, *args: str):
-    return runner.invoke(app, ["ingest", "--db", str(db), "--quiet", *args])
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
--- uses: clock_offsets, gpu_ops, intervals, iterations, nccl_ops, ranks, training_steps
+-- uses: aligned_steps, gpu_ops, intervals, iterations, nccl_ops, ranks
 -- run_measures(chosen_runs, include_first_last, kernel_wait_ns): the numbers that runs are compared
 -- by (breakdown_diff, regressions), one row per (run_id, section, item), for the runs listed in
 -- the table or CTE named by chosen_runs (a column run_id):
@@ -62,15 +62,8 @@ WITH __rm_keys AS (
     WHERE device_prev_end_ns < start_ns
 ), __rm_step_time AS (
     SELECT run_id, median(dur_ns) AS step_ns
-    FROM (
-        SELECT s.run_id, s.iteration,
-               max(s.end_ns - coalesce(o.offset_ns, 0)) - min(s.start_ns - coalesce(o.offset_ns, 0)) AS dur_ns
-        FROM training_steps(NULL) s
-        LEFT JOIN clock_offsets o ON o.run_id = s.run_id AND o.rank = s.rank
-        WHERE s.end_ns IS NOT NULL AND s.run_id IN (SELECT run_id FROM query_table(chosen_runs))
-          AND (coalesce(CAST(include_first_last AS BOOLEAN), false) OR NOT (s.is_first OR s.is_last))
-        GROUP BY s.run_id, s.iteration
-    )
+    FROM aligned_steps(NULL, include_first_last)
+    WHERE run_id IN (SELECT run_id FROM query_table(chosen_runs))
     GROUP BY run_id
 ), __rm_measures AS (
     -- (run, section, item, value, per_step): per_step values are divided by the run's units

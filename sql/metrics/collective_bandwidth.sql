@@ -6,7 +6,7 @@
 -- columns: run_id VARCHAR, op_key VARCHAR, collective VARCHAR, pg_name VARCHAR, iteration INTEGER, ranks BIGINT, n BIGINT, full_bytes BIGINT, t_ns BIGINT, max_dur_ns BIGINT, start_ns BIGINT, end_ns BIGINT, algbw_gbps DOUBLE, bus_factor DOUBLE, busbw_gbps DOUBLE, note VARCHAR
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), binary_units (bool, default false)
 -- see: nccl-tests doc/PERFORMANCE.md (algbw, busbw); TraceLens multi-rank collective report (nccl_implicit_sync: algo bw, bus bw)
--- uses: clock_offsets, collective_sizes, nccl_ops, scope, sources
+-- uses: clock_offsets, collective_ops, collective_sizes, sources
 -- complexity: O(n log n) in NCCL ops (hash joins on keys, output sorted)
 -- show: collective, busbw_gbps, full_bytes, t_ns, algbw_gbps, iteration, op_key, run_id
 --
@@ -30,20 +30,14 @@
 -- collective: keep one kind (AllReduce, ...). iteration_from / iteration_to keep operations
 -- launched in those iterations; start_ns / end_ns (UTC) keep operations that overlap the window.
 WITH ops AS (
-    SELECT n.run_id, n.rank, n.collective, coalesce(n.pg_name, n.pg_desc) AS pg_name,
-           CASE WHEN n.op_key IS NULL OR n.collective IN ('Send', 'Recv', 'SendRecv')
-                THEN coalesce(n.op_key, n.file_id || ':' || n.start_ns) || '@' || n.rank
-                ELSE n.op_key END AS op_key,
-           n.full_bytes, n.group_size, n.dur_ns, n.iteration,
+    SELECT n.run_id, n.rank, n.collective, n.pg_name, n.op_key, n.full_bytes, n.group_size,
+           n.dur_ns, n.iteration,
            n.start_ns - coalesce(c.offset_ns, 0) AS start_ns,
            n.end_ns - coalesce(c.offset_ns, 0) AS end_ns
-    FROM nccl_ops n
+    FROM collective_ops(getvariable('run'), getvariable('collective'),
+                        getvariable('iteration_from'), getvariable('iteration_to'),
+                        getvariable('start_ns'), getvariable('end_ns')) n
     LEFT JOIN clock_offsets c ON c.run_id = n.run_id AND c.rank = n.rank
-    WHERE run_match(n.run_id, getvariable('run'))
-      AND (getvariable('collective') IS NULL
-           OR n.collective = CAST(getvariable('collective') AS VARCHAR))
-      AND iteration_in(n.iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-      AND window_overlaps(n.start_ns, n.end_ns, getvariable('start_ns'), getvariable('end_ns'))
 ),
 matched AS (
     SELECT run_id, op_key,

@@ -6,7 +6,7 @@
 -- columns: run_id VARCHAR, pg_name VARCHAR, collective VARCHAR, size_bucket VARCHAR, bucket_order INTEGER, ranks VARCHAR, hosts BIGINT, scope VARCHAR, host_source VARCHAR, collectives BIGINT, total_bytes BIGINT, busbw_p50_gbps DOUBLE, busbw_max_gbps DOUBLE, link VARCHAR, peak_gbps DOUBLE, efficiency_pct DOUBLE, link_source VARCHAR, peak_source VARCHAR, reason VARCHAR
 -- params: run (text, optional), collective (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional), intra_node_link (text, optional), inter_node_link (text, optional)
 -- see: nccl-tests doc/PERFORMANCE.md (busbw against the hardware peak); nsys-ai#138 (PCIe vs NVLink)
--- uses: collective_sizes, link_peaks, nccl_ops, ranks, scope
+-- uses: collective_ops, collective_sizes, link_peaks, ranks
 -- complexity: O(n) in NCCL ops (hash aggregates and joins on keys; ranks and links are few)
 -- show: collective, size_bucket, busbw_p50_gbps, peak_gbps, efficiency_pct, link, reason, run_id
 --
@@ -29,32 +29,14 @@
 -- iteration_from / iteration_to keep operations launched in those iterations; start_ns / end_ns
 -- (UTC) keep operations that overlap the window.
 WITH ops AS (
-    SELECT run_id, rank, collective, coalesce(pg_name, pg_desc) AS pg_name,
-           CASE WHEN op_key IS NULL OR collective IN ('Send', 'Recv', 'SendRecv')
-                THEN coalesce(op_key, file_id || ':' || start_ns) || '@' || rank
-                ELSE op_key END AS op_key,
-           full_bytes, group_size, dur_ns, pg_ranks
-    FROM nccl_ops
-    WHERE run_match(run_id, getvariable('run'))
-      AND (getvariable('collective') IS NULL
-           OR collective = CAST(getvariable('collective') AS VARCHAR))
-      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
-),
-matched AS (
-    SELECT run_id, op_key, min(collective) AS collective, min(pg_name) AS pg_name,
-           coalesce(max(group_size), count(DISTINCT rank)) AS n,
-           max(full_bytes) AS full_bytes,
-           min(dur_ns) AS t_ns
-    FROM ops
-    GROUP BY run_id, op_key
+    SELECT run_id, rank, op_key, collective, pg_name, full_bytes, group_size, dur_ns,
+           dur_share_ns, pg_ranks
+    FROM collective_ops(getvariable('run'), getvariable('collective'),
+                        getvariable('iteration_from'), getvariable('iteration_to'),
+                        getvariable('start_ns'), getvariable('end_ns'))
 ),
 rated AS (
-    SELECT *,
-           size_bucket_order(full_bytes) AS bucket_order,
-           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END * bus_factor(collective, n)
-               AS busbw_gbps
-    FROM matched
+    SELECT * FROM collectives_rated(ops)
 ),
 members AS (  -- the group's ranks: as the trace names them (Process Group Ranks), else those seen
     SELECT DISTINCT run_id, pg_name, unnest(coalesce(TRY_CAST(pg_ranks AS INTEGER[]), [rank])) AS rank

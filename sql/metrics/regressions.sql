@@ -5,7 +5,7 @@
 -- grain: run_id, section, item
 -- columns: run_id VARCHAR, section VARCHAR, item VARCHAR, value DOUBLE, series_median DOUBLE, runs BIGINT, deviation DOUBLE, deviation_pct DOUBLE, flagged BOOLEAN, worse BOOLEAN
 -- params: runs (text, optional), series (text, optional), threshold (float, default 0.1), include_first_last (bool, default false), kernel_wait_ns (int, default 30000), top (int, default 1000)
--- uses: ranks, run_measures, series, summary_stats
+-- uses: ranks, run_choice, run_measures, summary_stats
 -- complexity: O(m) in run measures (run_measures per run, then hash joins)
 -- see: breakdown_diff, run_diff, scaling
 -- show: run_id, section, item, deviation_pct, worse, value, series_median
@@ -29,11 +29,7 @@
 -- warehouse of 500,000 kernel names hands on a row per name and run.
 WITH chosen AS (
     SELECT run_id FROM (SELECT DISTINCT run_id FROM ranks)
-    WHERE (getvariable('runs') IS NULL
-           OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
-                            run_id))
-      AND (getvariable('series') IS NULL
-           OR run_id IN (SELECT run_id FROM series WHERE series_id = CAST(getvariable('series') AS VARCHAR)))
+    WHERE run_chosen(run_id, getvariable('runs'), getvariable('series'))
 ),
 measures AS (
     SELECT run_id, section, item, value

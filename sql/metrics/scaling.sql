@@ -6,7 +6,7 @@
 -- columns: run_id VARCHAR, world_size BIGINT, nodes BIGINT, label VARCHAR, differs_in VARCHAR, step_ns DOUBLE, window_ns BIGINT, compute_pct DOUBLE, exposed_comm_pct DOUBLE, exposed_mem_pct DOUBLE, exposed_other_pct DOUBLE, idle_pct DOUBLE, exposed_by_collective VARCHAR, bottleneck VARCHAR, bottleneck_pct DOUBLE, baseline_run VARCHAR, baseline_pct DOUBLE, idle_cause VARCHAR, idle_cause_pct DOUBLE, sentence VARCHAR, wait_pct DOUBLE, transfer_pct DOUBLE, comm_other_pct DOUBLE, launch_pct DOUBLE, idle_data_pct DOUBLE, idle_sync_pct DOUBLE, idle_os_pct DOUBLE, idle_launching_pct DOUBLE, idle_unexplained_pct DOUBLE, loss_pct DOUBLE, loss_wait_pct DOUBLE, loss_transfer_pct DOUBLE, loss_comm_other_pct DOUBLE, loss_mem_pct DOUBLE, loss_other_pct DOUBLE, loss_launch_pct DOUBLE, loss_idle_data_pct DOUBLE, loss_idle_sync_pct DOUBLE, loss_idle_os_pct DOUBLE, loss_idle_launching_pct DOUBLE, loss_idle_unexplained_pct DOUBLE, loss_per_node_pct DOUBLE, loss_by_group VARCHAR
 -- params: runs (text, optional), series (text, optional), step_pattern (text, optional), include_first_last (bool, default false), cause_min_ns (int, default 30000), data_pattern (text, optional)
 -- see: temporal_breakdown, comm_comp_overlap, iteration_time, idle_gaps
--- uses: clock_offsets, collective_parts, gap_causes, host_activity, gpu_ops, intervals, nccl_ops, ranks, run_cards, run_config, series, training_steps
+-- uses: aligned_steps, collective_parts, gap_causes, host_activity, gpu_ops, intervals, nccl_ops, ranks, run_cards, run_choice, run_config, series
 -- complexity: O(n log n) in GPU ops and NCCL ops (intervals_flatten and intervals_intersect sweeps; the
 --   exposed communication meets the collectives' parts by a binned equi-join)
 -- show: run_id, world_size, step_ns, compute_pct, exposed_comm_pct, idle_pct, bottleneck, sentence
@@ -76,11 +76,7 @@
 -- from one run has share 0 there): 'wait 0 +1.2, transfer 0 +12.3, transfer 1 -0.1'.
 WITH chosen AS (
     SELECT run_id FROM (SELECT run_id FROM run_cards UNION SELECT run_id FROM ranks)
-    WHERE (getvariable('runs') IS NULL
-           OR list_contains(regexp_split_to_array(trim(CAST(getvariable('runs') AS VARCHAR)), '\s*,\s*'),
-                            run_id))
-      AND (getvariable('series') IS NULL
-           OR run_id IN (SELECT run_id FROM series WHERE series_id = CAST(getvariable('series') AS VARCHAR)))
+    WHERE run_chosen(run_id, getvariable('runs'), getvariable('series'))
 ),
 in_series AS (
     SELECT run_id, varied || '=' || value AS label, position FROM series
@@ -379,21 +375,9 @@ sizes AS (
     FROM chosen c LEFT JOIN ranks r ON r.run_id = c.run_id
     GROUP BY c.run_id
 ),
-steps AS (
-    SELECT * FROM training_steps(getvariable('step_pattern'))
-),
 step_time AS (
     SELECT run_id, median(dur_ns) AS step_ns
-    FROM (
-        SELECT s.run_id, s.iteration,
-               max(s.end_ns - coalesce(o.offset_ns, 0)) - min(s.start_ns - coalesce(o.offset_ns, 0)) AS dur_ns
-        FROM steps s
-        LEFT JOIN clock_offsets o ON o.run_id = s.run_id AND o.rank = s.rank
-        WHERE s.end_ns IS NOT NULL
-          AND (coalesce(CAST(getvariable('include_first_last') AS BOOLEAN), false)
-               OR NOT (s.is_first OR s.is_last))
-        GROUP BY s.run_id, s.iteration
-    )
+    FROM aligned_steps(getvariable('step_pattern'), getvariable('include_first_last'))
     GROUP BY run_id
 ),
 kind_text AS (

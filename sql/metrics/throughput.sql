@@ -6,7 +6,7 @@
 -- columns: run_id VARCHAR, batch_size BIGINT, seq_len BIGINT, iterations BIGINT, median_iteration_ns DOUBLE, samples_per_s DOUBLE, tokens_per_s DOUBLE, tflops_per_gpu DOUBLE, model_tflops_per_gpu DOUBLE, reason VARCHAR
 -- params: run (text, optional), step_pattern (text, optional), include_first_last (bool, default false), parameters (float, optional)
 -- see: CCL-Bench throughput_tokens_sec
--- uses: clock_offsets, perf_iteration_flops, run_cards, scope, training_steps
+-- uses: aligned_steps, perf_iteration_flops, run_cards, scope
 -- complexity: O(n) in NVTX ranges (one scan of the names for iterations), O(i log i) in iterations
 -- show: run_id, tokens_per_s, samples_per_s, tflops_per_gpu, median_iteration_ns, reason
 --
@@ -26,18 +26,8 @@
 -- Version 4: a kernel's op is the one around its launching call (op_kernels), not only the
 -- op whose External id the kernel carries: traces whose kernels carry the correlation id there
 -- (PARAM DLRM, the HTA samples) were empty; a MIOpen convolution's bias add is the convolution's.
-WITH steps AS (
-    SELECT * FROM training_steps(getvariable('step_pattern'))
-),
-across AS (
-    SELECT s.run_id, s.iteration,
-           max(s.end_ns - coalesce(c.offset_ns, 0)) - min(s.start_ns - coalesce(c.offset_ns, 0)) AS dur_ns
-    FROM steps s
-    LEFT JOIN clock_offsets c ON c.run_id = s.run_id AND c.rank = s.rank
-    WHERE s.end_ns IS NOT NULL
-      AND (coalesce(CAST(getvariable('include_first_last') AS BOOLEAN), false)
-           OR NOT (s.is_first OR s.is_last))
-    GROUP BY s.run_id, s.iteration
+WITH across AS (
+    SELECT * FROM aligned_steps(getvariable('step_pattern'), getvariable('include_first_last'))
 ),
 per_run AS (
     SELECT run_id, count(*) AS iterations, median(dur_ns) AS median_iteration_ns

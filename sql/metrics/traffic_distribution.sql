@@ -6,7 +6,7 @@
 -- columns: run_id VARCHAR, collective VARCHAR, pg_name VARCHAR, size_bucket VARCHAR, bucket_order INTEGER, collectives BIGINT, total_bytes BIGINT, total_ns BIGINT, busbw_p10_gbps DOUBLE, busbw_p50_gbps DOUBLE, busbw_p90_gbps DOUBLE, note VARCHAR
 -- params: run (text, optional), iteration_from (int, optional), iteration_to (int, optional), start_ns (int, optional), end_ns (int, optional)
 -- see: CCL-Bench traffic_distribution; nccl-tests doc/PERFORMANCE.md
--- uses: collective_sizes, nccl_ops, scope, sources
+-- uses: collective_ops, collective_sizes, sources
 -- complexity: O(n) in NCCL ops (hash aggregates)
 -- show: collective, size_bucket, collectives, busbw_p50_gbps, total_bytes, total_ns, note, run_id
 --
@@ -23,31 +23,12 @@
 -- iteration_from / iteration_to keep operations launched in those iterations; start_ns / end_ns
 -- (UTC) keep operations that overlap the window.
 WITH ops AS (
-    SELECT run_id, rank, collective, coalesce(pg_name, pg_desc) AS pg_name,
-           CASE WHEN op_key IS NULL OR collective IN ('Send', 'Recv', 'SendRecv')
-                THEN coalesce(op_key, file_id || ':' || start_ns) || '@' || rank
-                ELSE op_key END AS op_key,
-           full_bytes, group_size, dur_ns, dur_share_ns
-    FROM nccl_ops
-    WHERE run_match(run_id, getvariable('run'))
-      AND iteration_in(iteration, getvariable('iteration_from'), getvariable('iteration_to'))
-      AND window_overlaps(start_ns, end_ns, getvariable('start_ns'), getvariable('end_ns'))
-),
-matched AS (
-    SELECT run_id, op_key, min(collective) AS collective, min(pg_name) AS pg_name,
-           coalesce(max(group_size), count(DISTINCT rank)) AS n,
-           max(full_bytes) AS full_bytes,
-           min(dur_ns) AS t_ns,
-           min(dur_share_ns) AS t_share_ns
-    FROM ops
-    GROUP BY run_id, op_key
+    SELECT * FROM collective_ops(getvariable('run'), NULL,
+                                 getvariable('iteration_from'), getvariable('iteration_to'),
+                                 getvariable('start_ns'), getvariable('end_ns'))
 ),
 rated AS (
-    SELECT *,
-           size_bucket_order(full_bytes) AS bucket_order,
-           CASE WHEN t_ns > 0 THEN full_bytes * 1.0 / t_ns END * bus_factor(collective, n)
-               AS busbw_gbps
-    FROM matched
+    SELECT * FROM collectives_rated(ops)
 )
 SELECT
     run_id,
