@@ -8,8 +8,8 @@ processes); TRACEWH_SPARK_ALL=1 takes every real trace of ../shared/data."""
 
 from __future__ import annotations
 
+import gzip
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -42,11 +42,11 @@ def spark():
     session.stop()
 
 
-def _reference(tmp: Path, paths: list[Path]) -> dict:
+def _reference(tmp: Path, paths: list[Path], exit_code: int = 0) -> dict:
     """The checksums of the lake `tracewh ingest` + `tracewh export` make of `paths`."""
     db = tmp / "reference.duckdb"
     result = runner.invoke(app, ["ingest", *map(str, paths), "--db", str(db), "-q"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     result = runner.invoke(app, ["export", str(tmp / "reference"), "--db", str(db)])
     assert result.exit_code == 0, result.output
     return lake_checksums(tmp / "reference")
@@ -59,66 +59,74 @@ def _assert_same_lake(want: dict, lake: Path) -> None:
     assert not differ, f"views that differ (rows, checksum) want/got: {differ}"
 
 
+def _clashing_run(shared_data: Path, tmp: Path) -> Path:
+    """A run of two Kineto files claiming rank 0 by their file names: a 2021 trace, then a 2023
+    one (a newline added to each trace's text, so that neither is a copy of a file ingested
+    beside them)."""
+    run = tmp / "clash"
+    run.mkdir()
+    for source, name in (("kineto-legacy/resnet50_autograd_api_num_workers_0/"
+                          "worker0.pt.trace.json.gz", "rank0.json.gz"),
+                         ("hta/rank_unavailable/rank_not_found.json.gz", "rank0_again.json.gz")):
+        text = gzip.decompress((shared_data / "kineto" / source).read_bytes())
+        (run / name).write_bytes(gzip.compress(text + b"\n"))
+    return run
+
+
 def test_spark_ingest_equals_ingest_and_export(spark, shared_data, tmp_path):
-    paths = [shared_data] if ALL else [shared_data / p for p in FEW]
-    want = _reference(tmp_path, paths)
+    clash = _clashing_run(shared_data, tmp_path)
+    paths = ([shared_data] if ALL else [shared_data / p for p in FEW]) + [clash]
+    want = _reference(tmp_path, paths, exit_code=1)
     assert sum(rows for rows, _ in want.values()) > (500_000 if ALL else 20_000)
     lake = tmp_path / "lake"
     done = ingest_lake(spark, paths, lake)
-    assert not [r.message for r in done.results if r.status == "failed"]
+    # the later file of the clash fails alone, with ingest's line, once the driver knows the
+    # rank the earlier one took (it was decoded first without it, then again)
+    failed = [r for r in done.results if r.status == "failed"]
+    assert [r.path.name for r in failed] == ["rank0_again.json.gz"]
+    assert "rank 0 (from filename) is already taken in run 'clash' by" in failed[0].message
+    assert done.decoded >= len(done.results) + 1
     _assert_same_lake(want, lake)
-    # the same files again: nothing decoded, the lake untouched
+    # the same files again: only the file that failed is decoded (and fails), the lake untouched
     manifest = (lake / "manifest.json").read_bytes()
     again = ingest_lake(spark, paths, lake)
-    assert {r.status for r in again.results} == {"skipped"} and again.decoded == 0
+    assert again.decoded == 1 and again.export is None
+    assert [r.status for r in again.results].count("skipped") == len(done.results) - 1
     assert (lake / "manifest.json").read_bytes() == manifest
-
-
-def test_rank_taken_by_an_earlier_file_fails_alone(spark, shared_data, tmp_path):
-    """Two Kineto files of one run claiming rank 0 (one by its file name, one alone without a
-    rank): the second fails with ingest's own line, the first lands, as in `tracewh ingest`."""
-    run = tmp_path / "traces"
-    run.mkdir()
-    shutil.copy(shared_data / "kineto/generated/rank-0.json", run / "rank0.json")
-    shutil.copy(shared_data / "kineto/hta/rank_unavailable/rank_not_found.json.gz",
-                run / "rank_0_again.json.gz")  # copies: discovery reads a link's target name
-    db = tmp_path / "w.duckdb"
-    result = runner.invoke(app, ["ingest", str(run), "--db", str(db), "-q"])
-    assert result.exit_code == 1
-    runner.invoke(app, ["export", str(tmp_path / "reference"), "--db", str(db)])
-    done = ingest_lake(spark, [run], tmp_path / "lake")
-    failed = [r for r in done.results if r.status == "failed"]
-    assert len(failed) == 1 and failed[0].path.name == "rank_0_again.json.gz"
-    assert "rank 0 (from filename) is already taken in run 'traces' by" in failed[0].message
-    assert done.decoded == 3  # both, then the second again once the first's rank was known
-    _assert_same_lake(lake_checksums(tmp_path / "reference"), tmp_path / "lake")
 
 
 def test_killed_spark_ingest_leaves_the_lake_and_a_rerun_completes_it(spark, shared_data,
                                                                         tmp_path):
     first = [shared_data / "kineto/generated"]
-    more = first + [shared_data / "kineto/hta/trace_filter", shared_data / "nsys/nsys-ai/mock.sqlite"]
+    more = first + [shared_data / "kineto/hta/trace_filter",
+                    shared_data / "nsys/nsys-ai/mock.sqlite"]  # 3 files more
     lake = tmp_path / "lake"
     ingest_lake(spark, first, lake)
     before = lake_checksums(lake)
     manifest = (lake / "manifest.json").read_bytes()
-    known = set(os.listdir(lake / FILES))
-    command = [str(Path(sys.executable).with_name("tracewh")), "ingest", *map(str, more), "--engine", "spark",
-               "--lake", str(lake), "--master", "local[1]", "-q"]
+
+    def decoded() -> set[str]:  # the files whose fragments are whole (hidden: being written)
+        return {name for name in os.listdir(lake / FILES) if not name.startswith(".")}
+
+    known = decoded()
+    command = [str(Path(sys.executable).with_name("tracewh")), "ingest", *map(str, more),
+               "--engine", "spark", "--lake", str(lake), "--master", "local[1]", "-q"]
     process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 300
-        while not set(os.listdir(lake / FILES)) - known:  # a new file decoded: kill it there
+        while not decoded() - known:  # one file decoded on the executor: killed there
             assert process.poll() is None, process.stderr.read().decode()[-2000:]
             assert time.monotonic() < deadline, "no file decoded in 300 s"
-            time.sleep(0.2)
+            time.sleep(0.1)
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
     assert (lake / "manifest.json").read_bytes() == manifest
     assert lake_checksums(lake) == before
+    whole = len(decoded() - known)
+    assert 1 <= whole < 3
     done = ingest_lake(spark, more, lake)
     assert [r.status for r in done.results].count("skipped") == 2  # the first ingest's files
-    assert done.decoded < 4  # the file decoded before the kill was not decoded again
+    assert done.decoded == 3 - whole  # what the killed ingest decoded is not decoded again
     _assert_same_lake(_reference(tmp_path, more), lake)

@@ -36,7 +36,7 @@ from .export import INGESTED, ExportReport, _read_manifest, export_lake
 from .ingest import FileResult, _failed, sha256_of
 from .ingest.discover import Candidate, RankRule, discover
 from .ingest.formats import FORMATS
-from .ingest.fragments import FileTask, Outcome, decode_to_fragments
+from .ingest.fragments import RESULT, FileTask, Outcome, decode_to_fragments
 
 FILES = "_files"  # DIR/_files/<key>/: a decoded file's fragments (hidden from the lake's readers)
 
@@ -45,7 +45,8 @@ FILES = "_files"  # DIR/_files/<key>/: a decoded file's fragments (hidden from t
 class SparkIngest:
     results: list[FileResult] = field(default_factory=list)
     export: ExportReport | None = None
-    decoded: int = 0  # decodes run on the executors (a file decoded again counts again)
+    decoded: int = 0  # files decoded on the executors (a file decoded again counts again;
+    # one whose fragments an earlier ingest left does not)
     seconds: float = 0.0
 
 
@@ -76,8 +77,8 @@ def ingest_lake(spark, paths: list[Path], lake: Path, run: str | None = None,
                 or not _still_holds(outcomes[i], task)]
         if not todo:
             break
-        report.decoded += len(todo)
-        decoded = _decode(spark, [task for _, task in todo], files_dir, memory_limit)
+        decoded, count = _decode(spark, [task for _, task in todo], files_dir, memory_limit)
+        report.decoded += count
         outcomes.update((i, outcome) for (i, _), outcome in zip(todo, decoded))
     else:
         raise IngestError(lake, "the files' ranks and ids did not settle",
@@ -198,13 +199,22 @@ def _still_holds(outcome: Outcome, task: FileTask) -> bool:
         and not {source for _, source in outcome.ranks} & {"process-order", "default"}
 
 
-def _decode(spark, tasks: list[FileTask], files_dir: Path, memory_limit: str) -> list[Outcome]:
-    """Each task decoded on an executor, one file per Spark task, the biggest first."""
-    order = sorted(range(len(tasks)), key=lambda i: -_size(tasks[i].candidate.path))
-    decoded = spark.sparkContext.parallelize([tasks[i] for i in order], len(tasks)) \
-        .map(lambda task: decode_to_fragments(task, files_dir, memory_limit)).collect()
-    by_place = dict(zip(order, decoded))
-    return [by_place[i] for i in range(len(tasks))]
+def _decode(spark, tasks: list[FileTask], files_dir: Path,
+            memory_limit: str) -> tuple[list[Outcome], int]:
+    """Each task's outcome: read from its fragments when an earlier ingest (killed, say) wrote
+    them, else decoded on an executor, one file per Spark task, the biggest first; and how many
+    were decoded."""
+    outcomes: dict[int, Outcome] = {}
+    for i, task in enumerate(tasks):
+        if (files_dir / task.key() / RESULT).exists():
+            outcomes[i] = Outcome.load(files_dir / task.key())
+    order = sorted((i for i in range(len(tasks)) if i not in outcomes),
+                   key=lambda i: -_size(tasks[i].candidate.path))
+    if order:
+        decoded = spark.sparkContext.parallelize([tasks[i] for i in order], len(order)) \
+            .map(lambda task: decode_to_fragments(task, files_dir, memory_limit)).collect()
+        outcomes.update(zip(order, decoded))
+    return [outcomes[i] for i in range(len(tasks))], len(order)
 
 
 def _size(path: Path) -> int:

@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from ..store.catalog import stored_tables
@@ -50,12 +51,28 @@ class FileTask:
     digest: str = ""
 
     def key(self) -> str:
-        """The folder of this decode's fragments: every input that shapes its rows."""
-        inputs = json.dumps([str(self.candidate.path), self.candidate.format,
+        """The folder of this decode's fragments: every input that shapes its rows, this
+        tracewh's code among them."""
+        inputs = json.dumps([_code_version(), str(self.candidate.path), self.candidate.format,
                              self.candidate.run_id, str(self.candidate.run_root), self.file_id,
                              self.files_in_run, sorted(self.taken),
                              [(r.pattern, r.pid, r.rank) for r in self.rules]])
         return f"{self.file_id}-{self.digest[:16]}-{hashlib.sha256(inputs.encode()).hexdigest()[:12]}"
+
+
+@lru_cache(maxsize=1)
+def _code_version() -> str:
+    """What makes the stored rows besides the file: tracewh, its migrations, its SQL."""
+    from .. import __version__
+    from ..resources import sql_dir
+    from ..warehouse import load_migrations, views_checksum
+
+    digest = hashlib.sha256(f"{__version__}/{views_checksum()}".encode())
+    for migration in load_migrations():
+        digest.update(migration.checksum.encode())
+    for script in sorted(sql_dir().rglob("*.sql")):
+        digest.update(script.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @dataclass
