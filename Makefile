@@ -43,7 +43,8 @@ TEST_JOBS ?= 2
 test: $(EXTRAS)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -n $(TEST_JOBS) --dist loadfile
 
-## Only the Spark agreement test, every metric (make test runs a few: tests/test_spark.py FAST).
+## Only the Spark tests: every metric (make test runs a few: tests/test_spark.py FAST) and the
+## Spark ingest of every real trace (make test: a few, tests/test_spark_ingest.py).
 test-spark: $(EXTRAS)
 	TRACEWH_SPARK_ALL=1 PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -rs -m spark
 

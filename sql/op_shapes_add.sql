@@ -39,7 +39,10 @@ WHERE NOT EXISTS (SELECT 1 FROM store.op_shapes s
                     AND s.concrete_inputs IS NOT DISTINCT FROM n.a[3]);
 
 INSERT INTO store.shaped_ops (run_id, rank, file_id, external_id, op_no, shape_id, op_id)
-SELECT o.run_id, o.rank, o.file_id, o.external_id, row_number() OVER (), s.shape_id, o.op_id
+-- op_no in op id order: the same numbers whatever order the join hands the rows over in (a
+-- lake assembled from files decoded apart: tracewh.spark_ingest)
+SELECT o.run_id, o.rank, o.file_id, o.external_id, row_number() OVER (ORDER BY o.op_id),
+       s.shape_id, o.op_id
 FROM _shaped o
 JOIN store.op_shapes s
     ON s.name = o.name AND s.input_dims IS NOT DISTINCT FROM o.a[1]

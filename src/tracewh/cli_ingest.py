@@ -62,6 +62,11 @@ def ingest(
     run_param: Annotated[Optional[list[str]], typer.Option(
         "--run-param", help="KEY=VALUE of the runs' configuration (tp=4, zero_stage=2, ...), "
         "trusted above everything else; repeatable")] = None,
+    engine: Annotated[str, typer.Option(
+        help="duckdb: into the warehouse (--db); spark: each file decoded on a Spark executor "
+        "straight into the Parquet lake --lake, as 'tracewh export' writes it")] = "duckdb",
+    lake: Annotated[Optional[Path], typer.Option(help="The lake --engine spark writes")] = None,
+    master: Annotated[str, typer.Option(help="Spark master for --engine spark")] = "local[2]",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
     wait: WaitOption = 60.0,
 ) -> None:
@@ -75,12 +80,26 @@ def ingest(
 
     \b
         tracewh ingest runs/ --db job.duckdb
+        tracewh ingest runs/ --engine spark --lake lake/ --master 'local[2]'
         tracewh ingest --series gpu_monitor.csv --run dp4 --db job.duckdb
         tracewh ingest --log sweep/ --name-template 'log-{model_size}-tp{tp}-dp{dp}'
     """
     if not paths and not series and not log:
         exit_with_error("nothing to ingest: give trace files or folders, --log FILE_OR_DIR or "
                         "--series FILE.csv")
+    if engine not in ("duckdb", "spark"):
+        exit_with_error(f"--engine {engine}: not an engine - duckdb or spark")
+    if engine == "spark":
+        given = [name for name, value in (("--db", db), ("--series", series), ("--log", log),
+                                          ("--replace", replace), ("--jobs", jobs)) if value]
+        if lake is None or given or not paths:
+            exit_with_error("--engine spark takes trace files or folders and --lake DIR" + (
+                f", not {', '.join(given)}" if given else ""))
+        _ingest_spark(paths, lake, master, run, rank_map, memory_limit, quiet)
+        return
+    if lake is not None:
+        exit_with_error("--lake is what --engine spark writes: for the warehouse, 'tracewh "
+                        "export LAKE' after ingest")
     import duckdb
 
     from .warehouse import checked_memory_limit
@@ -176,6 +195,33 @@ def ingest(
             leftover.unlink(missing_ok=True)
     _summarize(results, time.perf_counter() - started, quiet)
     if any(r.status == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+def _ingest_spark(paths: list[Path], lake: Path, master: str, run: str | None,
+                  rank_map: list[str] | None, memory_limit: str | None, quiet: bool) -> None:
+    from .ingest.discover import parse_rank_map
+    from .spark import spark_session
+    from .spark_ingest import ingest_lake
+    from .warehouse import checked_memory_limit
+
+    rules = parse_rank_map(rank_map or [])
+    limit = checked_memory_limit(memory_limit or "512MB")  # per file decoding on an executor
+    spark = spark_session(master)
+    done = ingest_lake(spark, paths, lake, run, rules, limit,
+                       on_note=None if quiet else lambda note: err.print(
+                           f"note: {note}", highlight=False, markup=False))
+    for result in done.results:
+        if result.status == "failed":
+            err.print(f"[red]Error:[/red] {escape(result.message)}", highlight=False)
+        elif result.status == "skipped" and not quiet:
+            err.print(f"skipped {result.message}", highlight=False, markup=False)
+    _summarize(done.results, done.seconds, quiet)
+    if done.export and not quiet:
+        err.print(f"lake {lake}: {len(done.export.exported)} run(s) written, "
+                  f"{done.export.rows:,} rows ({done.decoded} decode(s) on Spark)",
+                  highlight=False, markup=False)
+    if any(r.status == "failed" for r in done.results):
         raise typer.Exit(1)
 
 

@@ -47,6 +47,7 @@ MANIFEST = "manifest.json"
 LAYOUT = 2  # 2: a file per view and run, a row group per rank (1: a folder per rank)
 PART = "part_0.parquet"
 STAGING = ".staging"  # where runs are written before they are renamed into the lake
+INGESTED = "ingested"  # the manifest's record of the files `ingest --engine spark` decoded
 _EMPTY_RUN = "__empty__"  # holds a zero-row file so that a view with no rows still has a schema
 # What the Arrow side holds is taken from DuckDB's limit, so that the export stays within the
 # limit plus the interpreter's own (gpu_op_launches of the 8 M-op bench at 1GB: 1,529 MiB with
@@ -95,17 +96,19 @@ def run_fingerprints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 
 def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | None = None,
                 force: bool = False, wait: float = 0.0, on_wait=None,
-                on_note=None) -> ExportReport:
+                on_note=None, ingested: dict | None = None) -> ExportReport:
     """Write (or bring up to date) the Parquet lake at `out`.
 
     One export writes a lake at a time (folderlock: another waits up to `wait` seconds, then
     'lake busy'). A kill or a full disk never leaves a lake that says more than it holds: the
     manifest first stops vouching for the runs about to change, the runs are written in a
     hidden staging folder and renamed into place when whole, and the manifest is replaced
-    (never rewritten in place) last, with the rows counted from the files' footers."""
+    (never rewritten in place) last, with the rows counted from the files' footers.
+    `ingested` (tracewh.spark_ingest) replaces the manifest's record of the files the lake was
+    ingested from, in that last write."""
     try:
         with hold_folder(out, "lake", wait, on_wait, on_note):
-            return _export_lake(con, out, runs, force)
+            return _export_lake(con, out, runs, force, ingested)
     except (OSError, duckdb.Error) as exc:  # named by the lake, not a hidden staging file
         fault = storage_fault(exc, "export the lake", out)
         if fault is None:
@@ -114,10 +117,11 @@ def export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | Non
 
 
 def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | None,
-                 force: bool) -> ExportReport:
+                 force: bool, ingested: dict | None) -> ExportReport:
     started = time.perf_counter()
     pending_bytes = _leave_room_for_arrow(con, os.environ.get("TRACEWH_MEMORY_LIMIT", "1GB"))
-    known = _read_manifest(out).get("runs", {})
+    before = _read_manifest(out)
+    known, was_ingested = before.get("runs", {}), before.get(INGESTED)
     fingerprints = run_fingerprints(con)
     wanted = set(runs) if runs else set(fingerprints)
     views = lake_views(con)
@@ -136,7 +140,8 @@ def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | No
     schemas = {view: _schema(con, view) for view in views}
     if gone or changing:  # from here until the last manifest, these runs are not vouched for
         _write_manifest(out, views, schemas, {r: v for r, v in known.items()
-                                              if r not in gone and r not in changing})
+                                              if r not in gone and r not in changing},
+                        was_ingested)
     for run in sorted(gone):
         _remove_run(out, views, run)
         known.pop(run, None)
@@ -169,7 +174,7 @@ def _export_lake(con: duckdb.DuckDBPyConnection, out: Path, runs: list[str] | No
             _keep_schema_file(con, out, view)
     finally:
         remove_tree(staging)
-    _write_manifest(out, views, schemas, known)
+    _write_manifest(out, views, schemas, known, ingested or was_ingested)
     report.bytes = sum(p.stat().st_size for p in out.rglob("*.parquet")
                        if STAGING not in p.parts)
     report.seconds = time.perf_counter() - started
@@ -188,7 +193,8 @@ def _leave_room_for_arrow(con: duckdb.DuckDBPyConnection, limit: str) -> int:
     return share // 4
 
 
-def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict) -> None:
+def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict,
+                    ingested: dict | None = None) -> None:
     manifest = {
         "tracewh_version": __version__,
         "views_checksum": views_checksum(),
@@ -199,6 +205,8 @@ def _write_manifest(out: Path, views: list[str], schemas: dict, runs: dict) -> N
         "schemas": schemas,
         "runs": dict(sorted(runs.items())),
     }
+    if ingested:
+        manifest[INGESTED] = ingested
     with written_whole(out / MANIFEST, "write the lake's manifest") as scratch:
         scratch.write_text(json.dumps(manifest, indent=2) + "\n")
 

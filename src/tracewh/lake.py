@@ -144,3 +144,29 @@ def _literal(text: str) -> str:
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+# what two warehouses of the same files may hold differently: the time each was written, and
+# a call's row number in store.cuda_api (api_id, "this query only": one ingest writes a batch of
+# small nsys exports in one statement, their rows interleaved, so the numbers follow batching)
+NOT_COMPARED = {"*": ("ingested_at", "created_at"), "gpu_op_calls": ("api_id",),
+                "gpu_op_launches": ("api_id",)}
+
+
+def lake_checksums(lake: str | Path) -> dict[str, tuple[int, int]]:
+    """Per view of the lake: its rows and a checksum of them (the sum of each row's hash, so
+    the order of rows and files does not count and a repeated row does), every column but
+    those of NOT_COMPARED. Two lakes of the same files made by any route have the same
+    checksums."""
+    con = connect_lake(lake)
+    try:
+        sums = {}
+        for view, columns in read_manifest(lake)["schemas"].items():
+            left_out = NOT_COMPARED["*"] + NOT_COMPARED.get(view, ())
+            kept = ", ".join(_quoted(name) for name, _ in columns if name not in left_out)
+            sums[view] = tuple(con.execute(
+                f"SELECT count(*), coalesce(sum(hash({kept})::HUGEINT), 0)::VARCHAR "
+                f"FROM {_quoted(view)}").fetchone())
+        return {view: (rows, int(total)) for view, (rows, total) in sums.items()}
+    finally:
+        con.close()

@@ -169,9 +169,19 @@ def _batch_of(prepared: _Prepared):
     return batch if batch is not None and not failed and batch.fits(prepared.info) else None
 
 
+def ingest_candidates(con: duckdb.DuckDBPyConnection, candidates: list[Candidate],
+                      rank_rules: list[RankRule], files_per_run: dict[str, int]) -> list[FileResult]:
+    """Write discovered files one after another, on this thread, as ingest_paths does; a run's
+    files beyond these (decoded elsewhere: tracewh.ingest.fragments) count in `files_per_run`."""
+    results: list[FileResult] = []
+    _ingest_candidates(con, candidates, results, 1, rank_rules, False, {}, None, files_per_run)
+    return results
+
+
 def _ingest_candidates(con, candidates, results, jobs, rank_rules, replace, options,
-                       on_file) -> None:
-    files_per_run = Counter(c.run_id for c in candidates if FORMATS[c.format].trace)
+                       on_file, files_per_run=None) -> None:
+    files_per_run = files_per_run or Counter(c.run_id for c in candidates
+                                             if FORMATS[c.format].trace)
     queue = iter(candidates)
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="tracewh-decode") as pool:
         def submit(c):

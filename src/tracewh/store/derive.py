@@ -108,6 +108,13 @@ def fill(con: duckdb.DuckDBPyConnection, first_file_id: int, last_file_id: int) 
             _run(con, derived, first_file_id, last_file_id)
 
 
+def fill_entry(con: duckdb.DuckDBPyConnection, name: str, first_file_id: int,
+               last_file_id: int) -> None:
+    """Entry `name` alone, for the sources first_file_id to last_file_id (a lake assembled from
+    files decoded apart fills what spans files: tracewh.spark_ingest)."""
+    _run(con, entry(name), first_file_id, last_file_id)
+
+
 def refill(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """Entry `name` made again for every source (inside the caller's transaction): what it
     fills emptied, its scripts run, and its checksum recorded."""
