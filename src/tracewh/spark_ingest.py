@@ -245,6 +245,9 @@ def _assemble_and_export(files: list[dict], lake: Path, ingested: dict) -> Expor
                                 "SELECT * FROM read_parquet(?)", [parts])
             _runs(con, by_table.get("runs", []))
             fill_entry(con, "kernel_names", files[0]["file_id"], files[-1]["file_id"])
+            # NVTX names are numbered warehouse-wide (by first file, then text): one fill over
+            # every file numbers them as one ingest does, whatever each scratch numbered
+            fill_entry(con, "nvtx_names", files[0]["file_id"], files[-1]["file_id"])
             for f in files:  # op shapes are numbered in file order
                 fill_entry(con, "op_shapes", f["file_id"], f["file_id"])
             return export_lake(con, lake, ingested=ingested)
