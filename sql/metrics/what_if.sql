@@ -49,10 +49,7 @@ waits AS (
     FROM path p
     JOIN (SELECT run_id, op_key, max(aligned_start_ns) AS last_ns,
                  CAST(quantile_disc(aligned_start_ns, 0.5) AS BIGINT) AS median_ns
-          FROM collective_waits
-          -- only the collectives the paths waited at (none with ranks = each)
-          WHERE op_key IN (SELECT name FROM path WHERE edge_type = 'rendezvous')
-          GROUP BY run_id, op_key) c
+          FROM collective_waits GROUP BY run_id, op_key) c
       ON c.run_id = p.run_id AND c.op_key = p.name
     WHERE p.edge_type = 'rendezvous'
     GROUP BY p.run_id, p.grp
