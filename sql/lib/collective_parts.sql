@@ -59,11 +59,19 @@ WITH __bp_spans AS MATERIALIZED (
 __bp_reach AS (
     SELECT grp, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM __bp_spans GROUP BY grp
 ),
+__bp_keys AS MATERIALIZED (
+    SELECT * FROM bin_keys(__bp_spans)
+),
 __bp_ops AS (
-    -- only the ops of the spans' timelines, between their first start and last end
+    -- only the ops of the spans' timelines, between their first start and last end, and of
+    -- those (millions) only the ones that can meet a span in the binned join below (bin_keys)
     SELECT o.grp, o.start_ns, o.end_ns, o.alone
     FROM query_table(ops) o
     JOIN __bp_reach r ON r.grp = o.grp AND o.end_ns > r.first_ns AND o.start_ns < r.last_ns
+    CROSS JOIN (SELECT any_value(sparse) AS sparse FROM __bp_keys) s
+    SEMI JOIN __bp_keys k
+           ON k.grp = o.grp
+          AND k.bin = bin_key(o.start_ns, o.end_ns, s.sparse)
     WHERE o.end_ns > o.start_ns
 ),
 __bp_cut AS (

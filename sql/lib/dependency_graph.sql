@@ -119,6 +119,8 @@ steps AS (
                                   THEN NULL ELSE want_rank END,
                              want_annotation, want_instance, want_start_ns, want_end_ns) s, mode m
 ),
+-- (a grp lies in one run: the joins and windows below that match grp leave run_id out, a
+-- text key that only slowed their sorts)
 -- the steps' span as constants for the scans (their zone maps skip the rest of the capture)
 lo AS (SELECT min(win_start_ns) AS ns FROM steps),
 hi AS (SELECT max(win_end_ns) AS ns FROM steps),
@@ -226,8 +228,8 @@ cpu_walk AS (
     SELECT ev, grp, run_id, rank, pid, tid, name, data_load, src_kind, is_end, ts,
            row_number() OVER lane AS seq,
            -- the node's number among the thread's starts (or ends): no running sum
-           row_number() OVER (PARTITION BY grp, run_id, rank, pid, tid, is_end
-                              ORDER BY ts, is_end DESC, tie, ev) AS nth_kind,
+           row_number() OVER (PARTITION BY grp, rank, pid, tid, is_end
+                              ORDER BY ts, tie, ev) AS nth_kind,
            lag(ev) OVER lane AS prev_ev, lag(is_end) OVER lane AS prev_is_end,
            lag(ts) OVER lane AS prev_ts, lag(name) OVER lane AS prev_name,
            lag(data_load) OVER lane AS prev_data
@@ -238,7 +240,7 @@ cpu_walk AS (
           SELECT ev, grp, run_id, rank, pid, tid, name, data_load, src_kind, true, end_ns,
                  -start_ns
           FROM events WHERE src_kind <> 'gpu')
-    WINDOW lane AS (PARTITION BY grp, run_id, rank, pid, tid ORDER BY ts, is_end DESC, tie, ev
+    WINDOW lane AS (PARTITION BY grp, rank, pid, tid ORDER BY ts, is_end DESC, tie, ev
                     ROWS UNBOUNDED PRECEDING)
 ),
 cpu_depths AS (
@@ -287,7 +289,7 @@ cpu_edges AS (
           SELECT c.*, p.name, p.data_load
           FROM (SELECT * FROM cpu_flagged WHERE gap AND prev_open > 0) c
           ASOF LEFT JOIN cpu_starts p
-            ON p.grp = c.grp AND p.run_id = c.run_id AND p.rank = c.rank AND p.pid = c.pid
+            ON p.grp = c.grp AND p.rank = c.rank AND p.pid = c.pid
            AND p.tid = c.tid AND p.open_after = c.open_after - 1 AND p.seq < c.seq) c
 ),
 -- the launching call of each GPU op (same rank, process, correlation id and start, as
@@ -299,9 +301,9 @@ launched AS (
            lag(g.name) OVER stream AS prev_name, lead(g.launch_ns) OVER stream AS next_launch_ns
     FROM (SELECT * FROM events WHERE src_kind = 'gpu') g
     JOIN (SELECT * FROM events WHERE src_kind = 'api') a
-      ON a.grp = g.grp AND a.rank = g.rank AND a.run_id = g.run_id AND a.pid = g.pid
+      ON a.grp = g.grp AND a.rank = g.rank AND a.pid = g.pid
      AND a.correlation_id = g.correlation_id AND a.start_ns = g.launch_ns
-    WINDOW stream AS (PARTITION BY g.grp, g.run_id, g.rank, g.device_id, g.stream_id
+    WINDOW stream AS (PARTITION BY g.grp, g.rank, g.device_id, g.stream_id
                       ORDER BY g.start_ns, g.ev)
 ),
 -- the step's launches, for event records and stream waits (HTA looks them up in the whole

@@ -18,23 +18,20 @@ CREATE OR REPLACE MACRO host_in_gaps(gaps, want_data) AS TABLE
 WITH __gaps AS MATERIALIZED (
     SELECT gap_id, grp, start_ns, end_ns FROM query_table(gaps)
 ),
-__gap_bins AS MATERIALIZED (
-    -- the bins each rank's gaps touch, and -1: the key of a call reaching into a later bin
-    SELECT DISTINCT grp, bin FROM time_bins(__gaps)
-    UNION
-    SELECT DISTINCT grp, -1 FROM __gaps
+__keys AS MATERIALIZED (
+    SELECT * FROM bin_keys(__gaps)
 ),
 __host AS (
     -- the launching thread's calls (0 sync wait, 1 launching), data loading (2), OS calls (3).
-    -- Of the calls (millions) only those that start in a bin a gap touches or reach into a
-    -- later bin can meet a gap in the binned join below: a semi join leaves the others out
-    -- first, so this CTE (read twice by time_bins) holds thousands of rows, not millions
+    -- Of the calls (millions) only those that can meet a gap in the binned join below: when
+    -- the gaps are few (bin_keys), a semi join leaves the others out first, so this CTE (read
+    -- twice by time_bins) holds thousands of rows, not millions
     SELECT c.rank_key AS grp, c.start_ns, c.end_ns, c.layer
     FROM host_calls() c
-    SEMI JOIN __gap_bins b
+    CROSS JOIN (SELECT any_value(sparse) AS sparse FROM __keys) s
+    SEMI JOIN __keys b
            ON b.grp = c.rank_key
-          AND b.bin = CASE WHEN bin_of(c.end_ns) > bin_of(c.start_ns) THEN -1
-                           ELSE bin_of(c.start_ns) END
+          AND b.bin = bin_key(c.start_ns, c.end_ns, s.sparse)
     UNION ALL
     SELECT r.rank_key, a.start_ns, a.end_ns, a.layer
     FROM host_activity(want_data, NULL) a JOIN ranks r USING (run_id, rank)

@@ -113,3 +113,28 @@ UNION ALL
 SELECT *, unnest(range(bin_of(start_ns) + 1, bin_of(end_ns) + 1)) AS bin
 FROM query_table(intervals)
 WHERE bin_of(end_ns) > bin_of(start_ns);
+
+-- bin_keys: the keys of a semi join that leaves out, before a binned join against
+-- `intervals`, the rows of the other side that cannot meet one of them: with key
+-- bin_key(start_ns, end_ns, sparse), a row that starts in a bin the intervals touch or reaches
+-- into a later bin (-1) is kept (exact by time_bins' rule). When the intervals touch a
+-- quarter or more of the bins between their group's first and last (a GPU idle now and then
+-- all along), such a semi join would keep most rows at the cost of its hash table: sparse is
+-- then false, and every row of a group with intervals has key -1.
+-- @column grp, bin  BIGINT
+-- @column sparse    BOOLEAN, the same on every row (a caller joins any_value(sparse) to the
+--                   other side's rows: a subquery in the join condition would not transpile)
+CREATE OR REPLACE MACRO bin_keys(intervals) AS TABLE
+WITH __bk_bins AS MATERIALIZED (
+    SELECT DISTINCT grp, bin FROM time_bins(intervals)
+),
+__bk_sparse AS (
+    SELECT coalesce(sum(bins) < sum(span) / 4, false) AS sparse
+    FROM (SELECT grp, count(*) AS bins, max(bin) - min(bin) + 1 AS span
+          FROM __bk_bins GROUP BY grp)
+)
+SELECT b.grp, b.bin, s.sparse FROM __bk_bins b, __bk_sparse s WHERE s.sparse
+UNION ALL
+SELECT DISTINCT b.grp, -1, s.sparse FROM __bk_bins b, __bk_sparse s;
+CREATE OR REPLACE MACRO bin_key(start_ns, end_ns, sparse) AS
+    CASE WHEN NOT sparse OR bin_of(end_ns) > bin_of(start_ns) THEN -1 ELSE bin_of(start_ns) END;

@@ -27,10 +27,11 @@ edges AS MATERIALIZED (
     FROM query_table(graph)
 ),
 blocking AS MATERIALIZED (
-    SELECT grp, dst, arg_max(src, (src_ts + weight_ns, src_ts, src)) AS src,
-           arg_max(edge_id, (src_ts + weight_ns, src_ts, src)) AS edge_id,
-           any_value(rank) AS rank, any_value(lane) AS lane, any_value(dst_ts) AS dst_ts
-    FROM edges GROUP BY grp, dst
+    SELECT grp, dst, input.src, input.edge_id, rank, lane, dst_ts
+    FROM (SELECT grp, dst,
+                 arg_max({'src': src, 'edge_id': edge_id}, (src_ts + weight_ns, src_ts, src)) AS input,
+                 any_value(rank) AS rank, any_value(lane) AS lane, any_value(dst_ts) AS dst_ts
+          FROM edges GROUP BY grp, dst)
 ),
 -- a node starts a segment when its predecessor is not the lane's node before it; a segment
 -- is numbered lane * 2^32 + its number in the lane

@@ -43,8 +43,8 @@ checked AS (
     SELECT p.*,
            CASE WHEN coalesce(getvariable('hta'), false) AND bound_by IN ('data_loading', 'sync wait')
                 THEN 'cpu_bound' ELSE bound_by END AS class,
-           last_value(rank) OVER (PARTITION BY grp ORDER BY seq
-                                  ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS end_rank,
+           -- one window, unordered: the rank of the last edge, the path's length
+           arg_max(rank, seq) OVER (PARTITION BY grp) AS end_rank,
            CAST(sum(weight_ns) OVER (PARTITION BY grp) AS BIGINT) AS path_ns
     FROM path p
 ),

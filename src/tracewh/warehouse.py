@@ -8,6 +8,7 @@ version is; DuckDB keeps that version when the file is reopened.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -519,6 +520,7 @@ _BYTES = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "P
           "EiB": 2**60}
 
 
+@functools.cache  # a command checks its limit twice: one scratch database is enough
 def checked_memory_limit(limit: str) -> str:
     """`limit` when it bounds something, else TracewhError: DuckDB reads a negative size as no
     limit at all, and a limit above the machine's memory is none either. Checked on a database
