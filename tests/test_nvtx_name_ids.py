@@ -12,11 +12,9 @@ import duckdb
 
 import tracewh
 from tracewh.ingest import ingest_paths
-from tracewh.metrics import find_metric, run_metric
-from tracewh.resources import sql_dir
 
-SAMPLE = sql_dir().parent / "sample_db" / "traces"
-EXPORT = "nsys/nsys-ai/mfu_2gpu_before.sqlite"
+from test_stored_host_facts import EXPORT, SAMPLE, answers
+
 METRICS = ("nvtx_summary", "nvtx_gpu_projection")
 
 
@@ -37,10 +35,6 @@ def check_ids(con) -> int:
     # numbered 1..n, by the first source that brought the name, then by text
     assert con.execute("SELECT min(name_id), max(name_id) FROM nvtx_names").fetchone() == (1, names)
     return names
-
-
-def answers(con) -> dict[str, list]:
-    return {m: sorted(map(repr, run_metric(con, find_metric(m), {}).to_pylist())) for m in METRICS}
 
 
 def test_sample_name_ids_number_the_names(db_path):
@@ -114,7 +108,7 @@ def test_a_warehouse_stored_before_0023_gets_the_ids_and_the_same_answers(db_pat
     con = tracewh.connect(db_path)
     assert {r.status for r in ingest_paths(con, [SAMPLE], jobs=1)} == {"ingested"}
     numbering = con.execute("SELECT name_id, name FROM nvtx_names ORDER BY name_id").fetchall()
-    expected = answers(con)
+    expected = answers(con, METRICS)
     con.close()
     with duckdb.connect(str(db_path)) as raw:
         raw.execute("ALTER TABLE store.nvtx_ranges DROP COLUMN name_id")
@@ -125,5 +119,5 @@ def test_a_warehouse_stored_before_0023_gets_the_ids_and_the_same_answers(db_pat
     assert con.execute("SELECT count(*) FROM store.schema_migrations WHERE version = 23").fetchone() == (1,)
     assert con.execute("SELECT name_id, name FROM nvtx_names ORDER BY name_id").fetchall() == numbering
     check_ids(con)
-    assert answers(con) == expected
+    assert answers(con, METRICS) == expected
     con.close()

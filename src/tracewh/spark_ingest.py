@@ -227,7 +227,7 @@ def _size(path: Path) -> int:
 def _assemble_and_export(files: list[dict], lake: Path, ingested: dict) -> ExportReport:
     """The fragments of `files` (in file id order) in a scratch warehouse, what spans files
     filled as ingest fills it, and the lake written from it by `tracewh export`."""
-    from .store.derive import fill_entry
+    from .store.derive import fill_entry, spanning
     from .warehouse import connect
 
     scratch = Path(tempfile.mkdtemp(prefix="tracewh-lake-"))
@@ -244,12 +244,12 @@ def _assemble_and_export(files: list[dict], lake: Path, ingested: dict) -> Expor
                     con.execute(f'INSERT INTO store."{table}" BY NAME '
                                 "SELECT * FROM read_parquet(?)", [parts])
             _runs(con, by_table.get("runs", []))
-            fill_entry(con, "kernel_names", files[0]["file_id"], files[-1]["file_id"])
-            # NVTX names are numbered warehouse-wide (by first file, then text): one fill over
-            # every file numbers them as one ingest does, whatever each scratch numbered
-            fill_entry(con, "nvtx_names", files[0]["file_id"], files[-1]["file_id"])
-            for f in files:  # op shapes are numbered in file order
-                fill_entry(con, "op_shapes", f["file_id"], f["file_id"])
+            for derived in spanning():  # numbered across files: as one ingest numbers them
+                if derived.per_source:  # in file order, one file at a time
+                    for f in files:
+                        fill_entry(con, derived.name, f["file_id"], f["file_id"])
+                else:
+                    fill_entry(con, derived.name, files[0]["file_id"], files[-1]["file_id"])
             return export_lake(con, lake, ingested=ingested)
         finally:
             con.close()

@@ -32,12 +32,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..store.catalog import stored_tables
-from ..store.derive import entry
+from ..store.derive import spanning
 from .discover import Candidate, RankRule
 
 RESULT = "file.json"  # the outcome beside the fragments; written last, so present = complete
 # filled again over the whole lake once the files have landed (their ids are global)
-_DERIVED_AFTER = entry("op_shapes").tables() | entry("kernel_names").tables()
+_DERIVED_AFTER = {fill for e in spanning() for fill in e.fills if "." not in fill}
 _PLACEHOLDER = -1  # file ids below it are the placeholders of earlier files' ranks
 
 

@@ -13,7 +13,8 @@ scripts and inputs of the entries that fill it, and, through what those scripts 
 entries and modules under them: a change to how the rows are made trips `tracewh metrics check`.
 
 To derive a new column: add it in a migration, and its script here (or a statement in the
-script of the entry it belongs to). Every script's writes (INSERT INTO store.t; UPDATE store.t
+script of the entry it belongs to); mark the entry `spans_files` when it numbers things across
+sources (a lake whose files were decoded apart fills it again over all of them). Every script's writes (INSERT INTO store.t; UPDATE store.t
 SET c) must be among its entry's `fills` (checked with the lock: sqlmodules.registry_problems).
 """
 
@@ -40,6 +41,9 @@ class Derived:
     fills: tuple[str, ...]  # stored tables ('op_shapes') and columns ('kernels.alone') written
     inputs: tuple[str, ...] = ()  # other files under sql/ that shape what it fills
     per_source: bool = False  # filled again one source at a time (memory of one ingest)
+    # what it makes is numbered across sources (ids, a warehouse-wide name list): a lake of
+    # files decoded apart fills it again over all of them (tracewh.spark_ingest)
+    spans_files: bool = False
     made_by: str = ""  # not run by this registry: who makes it (the lock still hashes it)
 
     def tables(self) -> set[str]:
@@ -52,18 +56,18 @@ REGISTRY = (
     # each distinct kernel name classified by kernel_kind(); the ENUM of GPU op names made again
     # (plain text instead when there are too many names for one: gpu_op_name_text.sql)
     Derived("kernel_names", ("kernel_names_add.sql", "views/_gpu_op_name.sql"),
-            fills=("kernel_names",), inputs=("gpu_op_name_text.sql",)),
+            fills=("kernel_names",), inputs=("gpu_op_name_text.sql",), spans_files=True),
     Derived("gpu_op_timeline", ("gpu_op_timeline.sql",), per_source=True,
             fills=tuple(f"{t}.{c}" for t in ("kernels", "memcpy", "memset")
                         for c in ("alone", "device_prev_end_ns"))),
-    Derived("op_shapes", ("op_shapes_add.sql",), per_source=True,
+    Derived("op_shapes", ("op_shapes_add.sql",), per_source=True, spans_files=True,
             fills=("shape_sources", "op_shapes", "shaped_ops")),
     # what each NVTX range's name says (iteration, host phase, data loading, collective phase)
     Derived("nvtx_range_facts", ("nvtx_range_facts.sql",), per_source=True,
             fills=tuple(f"nvtx_ranges.{c}" for c in ("iteration", "phase", "data_loading",
                                                       "launch_phase"))),
     # each NVTX range's name as an integer of a warehouse-wide numbering (grouping by name)
-    Derived("nvtx_names", ("nvtx_name_ids.sql",), per_source=True,
+    Derived("nvtx_names", ("nvtx_name_ids.sql",), per_source=True, spans_files=True,
             fills=("nvtx_names", "nvtx_ranges.name_id")),
     # which CUDA API calls wait for the GPU, and which are a runtime call's driver call
     Derived("cuda_api_roles", ("cuda_api_roles.sql",), per_source=True,
@@ -76,6 +80,11 @@ REGISTRY = (
 
 def entry(name: str) -> Derived:
     return next(e for e in REGISTRY if e.name == name)
+
+
+def spanning() -> tuple[Derived, ...]:
+    """The entries this registry runs whose rows are numbered across sources, in order."""
+    return tuple(e for e in REGISTRY if e.spans_files and not e.made_by)
 
 
 def checksum(derived: Derived, root: Path | None = None) -> str:
