@@ -9,5 +9,7 @@ WHERE database_name = current_database() AND schema_name = 'store' AND column_na
 ORDER BY table_name;
 -- Shapes no source has any more go too.
 DELETE FROM store.op_shapes WHERE shape_id NOT IN (SELECT shape_id FROM store.shaped_ops);
+-- A run's NVTX names go with its last source (sql/nvtx_name_ids.sql).
+DELETE FROM store.nvtx_names WHERE run_id NOT IN (SELECT run_id FROM store.sources);
 -- A run left without sources goes too.
 DELETE FROM store.runs WHERE run_id NOT IN (SELECT run_id FROM store.sources);

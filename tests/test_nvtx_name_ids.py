@@ -20,18 +20,18 @@ METRICS = ("nvtx_summary", "nvtx_gpu_projection")
 
 def check_ids(con) -> int:
     """Asserts the ids are a numbering of the names; returns how many names there are."""
-    # a range whose name_id names another text (or has none while its name is set) is wrong
+    # a range whose name_id names another text in its run (or has none while its name is set)
     assert con.execute("""
-        SELECT count(*) FROM nvtx_ranges r LEFT JOIN nvtx_names n USING (name_id)
+        SELECT count(*) FROM nvtx_ranges r LEFT JOIN nvtx_names n USING (run_id, name_id)
         WHERE r.name IS DISTINCT FROM n.name OR (r.name IS NULL) <> (r.name_id IS NULL)
     """).fetchone() == (0,)
-    names, ids, texts, unused = con.execute("""
-        SELECT count(*), count(DISTINCT name_id), count(DISTINCT name),
-               count(*) FILTER (WHERE name_id NOT IN (SELECT name_id FROM nvtx_ranges
-                                                      WHERE name_id IS NOT NULL))
+    names, ids, texts, rows, listed = con.execute("""
+        SELECT count(DISTINCT (name_id, name)), count(DISTINCT name_id), count(DISTINCT name),
+               count(*), (SELECT count(*) FROM (SELECT DISTINCT run_id, name_id FROM nvtx_ranges
+                                                WHERE name_id IS NOT NULL))
         FROM nvtx_names""").fetchone()
     assert names == ids == texts  # one id per name, one name per id
-    assert unused == 0
+    assert rows == listed  # a row per run and name the run's ranges hold, no more
     # numbered 1..n, by the first source that brought the name, then by text
     assert con.execute("SELECT min(name_id), max(name_id) FROM nvtx_names").fetchone() == (1, names)
     return names
@@ -89,7 +89,7 @@ def test_numbering_does_not_depend_on_how_sources_were_grouped(shared_data, tmp_
     one_by_one = tracewh.connect(tmp_path / "one_by_one.duckdb")
     for path in paths:
         assert {r.status for r in ingest_paths(one_by_one, [path])} == {"ingested"}
-    numbering = "SELECT name_id, name FROM nvtx_names ORDER BY name_id"
+    numbering = "SELECT DISTINCT name_id, name FROM nvtx_names ORDER BY name_id"
     first = together.execute(numbering).fetchall()
     assert first == one_by_one.execute(numbering).fetchall()
     check_ids(together)
@@ -107,7 +107,7 @@ def test_a_warehouse_stored_before_0023_gets_the_ids_and_the_same_answers(db_pat
     writing it is upgraded to the same ids and the same answers."""
     con = tracewh.connect(db_path)
     assert {r.status for r in ingest_paths(con, [SAMPLE], jobs=1)} == {"ingested"}
-    numbering = con.execute("SELECT name_id, name FROM nvtx_names ORDER BY name_id").fetchall()
+    numbering = con.execute("SELECT * FROM nvtx_names ORDER BY run_id, name_id").fetchall()
     expected = answers(con, METRICS)
     con.close()
     with duckdb.connect(str(db_path)) as raw:
@@ -117,7 +117,7 @@ def test_a_warehouse_stored_before_0023_gets_the_ids_and_the_same_answers(db_pat
         raw.execute("DELETE FROM store.meta WHERE key = 'derive:nvtx_names'")
     con = tracewh.connect(db_path)
     assert con.execute("SELECT count(*) FROM store.schema_migrations WHERE version = 23").fetchone() == (1,)
-    assert con.execute("SELECT name_id, name FROM nvtx_names ORDER BY name_id").fetchall() == numbering
+    assert con.execute("SELECT * FROM nvtx_names ORDER BY run_id, name_id").fetchall() == numbering
     check_ids(con)
     assert answers(con, METRICS) == expected
     con.close()

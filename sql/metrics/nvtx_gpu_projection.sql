@@ -156,5 +156,5 @@ SELECT
     gpu_busy_ns,                   -- ns
     range_total_ns                 -- ns
 FROM per_name p
-LEFT JOIN nvtx_names n USING (name_id)
+LEFT JOIN nvtx_names n USING (run_id, name_id)
 ORDER BY run_id, rank, proj_total_ns DESC, n.name;

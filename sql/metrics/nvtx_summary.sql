@@ -62,7 +62,7 @@ per_range AS (
            p.shown_domain || ':' || coalesce(n.name, '') AS range,
            CASE p.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
                 ELSE 'Annotation' END AS style
-    FROM per_name p LEFT JOIN nvtx_names n USING (name_id)
+    FROM per_name p LEFT JOIN nvtx_names n USING (run_id, name_id)
 )
 SELECT
     run_id,
